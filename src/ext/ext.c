@@ -8,11 +8,12 @@
  */
 #include "ext.h"
 
+#include "fts3/fts3.h"
 #include "fts5/fts5.h"
 #include "rtree/rtree.h"
 
 int ext_builtin_register(shale *db) {
-  static int (*const builtins[])(shale *) = {rtree_register, fts5_register};
+  static int (*const builtins[])(shale *) = {rtree_register, fts3_register, fts5_register};
   int rc = SHALE_OK;
   for (unsigned i = 0; rc == SHALE_OK && i < sizeof builtins / sizeof builtins[0]; i++)
     rc = builtins[i](db);

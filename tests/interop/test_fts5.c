@@ -29,116 +29,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/tcmp.h"
 #include "../test.h"
 #include "shale.h"
 
-/* ---- result strings ---- */
-typedef struct Out {
-  char *p;
-  size_t n, cap;
-} Out;
+/* ---- result strings (tests/common/tcmp.h) ---- */
+typedef TcmpOut Out;
+#define out_add tcmp_add
+#define out_fmt tcmp_fmt
 
-static void out_add(Out *o, const char *z, size_t n) {
-  if (o->n + n + 1 > o->cap) {
-    o->cap = (o->n + n + 1) * 2;
-    o->p = realloc(o->p, o->cap);
-  }
-  memcpy(o->p + o->n, z, n);
-  o->n += n;
-  o->p[o->n] = 0;
-}
-
-static void out_fmt(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
-static void out_fmt(Out *o, const char *fmt, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  out_add(o, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
-}
-
-/* Run sql with text parameters arg (and arg2, if sql has a ?2) on SQLite;
- * the rows (or the error). */
 static char *q_sqlite2(sqlite3 *db, const char *sql, const char *arg, const char *arg2) {
-  Out o = {0};
-  sqlite3_stmt *st = NULL;
-  out_add(&o, "", 0);
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-    out_fmt(&o, "error: %s", sqlite3_errmsg(db));
-    return o.p;
-  }
-  if (arg) sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
-  if (arg2 && sqlite3_bind_parameter_count(st) > 1)
-    sqlite3_bind_text(st, 2, arg2, -1, SQLITE_TRANSIENT);
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    for (int i = 0; i < sqlite3_column_count(st); i++) {
-      switch (sqlite3_column_type(st, i)) {
-        case SQLITE_NULL:
-          out_add(&o, "NULL", 4);
-          break;
-        case SQLITE_INTEGER:
-          out_fmt(&o, "%lld", (long long)sqlite3_column_int64(st, i));
-          break;
-        case SQLITE_FLOAT:
-          out_fmt(&o, "%.17g", sqlite3_column_double(st, i));
-          break;
-        default:
-          out_add(&o, (const char *)sqlite3_column_text(st, i),
-                  (size_t)sqlite3_column_bytes(st, i));
-      }
-      out_add(&o, "|", 1);
-    }
-    out_add(&o, "\n", 1);
-  }
-  if (rc != SQLITE_DONE) out_fmt(&o, "error: %s", sqlite3_errmsg(db));
-  sqlite3_finalize(st);
-  return o.p;
+  return tcmp_sqlite(db, sql, arg, arg2);
 }
-
 static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
-  return q_sqlite2(db, sql, arg, NULL);
+  return tcmp_sqlite(db, sql, arg, NULL);
 }
-
 static char *q_shale2(shale *db, const char *sql, const char *arg, const char *arg2) {
-  Out o = {0};
-  shale_stmt *st = NULL;
-  out_add(&o, "", 0);
-  if (shale_prepare_v2(db, sql, -1, &st, NULL) != SHALE_OK) {
-    out_fmt(&o, "error: %s", shale_errmsg(db));
-    return o.p;
-  }
-  if (arg) shale_bind_text(st, 1, arg, -1, SHALE_TRANSIENT);
-  if (arg2 && shale_bind_parameter_count(st) > 1) shale_bind_text(st, 2, arg2, -1, SHALE_TRANSIENT);
-  int rc;
-  while ((rc = shale_step(st)) == SHALE_ROW) {
-    for (int i = 0; i < shale_column_count(st); i++) {
-      switch (shale_column_type(st, i)) {
-        case SHALE_NULL:
-          out_add(&o, "NULL", 4);
-          break;
-        case SHALE_INTEGER:
-          out_fmt(&o, "%lld", (long long)shale_column_int64(st, i));
-          break;
-        case SHALE_FLOAT:
-          out_fmt(&o, "%.17g", shale_column_double(st, i));
-          break;
-        default:
-          out_add(&o, (const char *)shale_column_text(st, i), (size_t)shale_column_bytes(st, i));
-      }
-      out_add(&o, "|", 1);
-    }
-    out_add(&o, "\n", 1);
-  }
-  if (rc != SHALE_DONE) out_fmt(&o, "error: %s", shale_errmsg(db));
-  shale_finalize(st);
-  return o.p;
+  return tcmp_shale(db, sql, arg, arg2);
 }
-
 static char *q_shale(shale *db, const char *sql, const char *arg) {
-  return q_shale2(db, sql, arg, NULL);
+  return tcmp_shale(db, sql, arg, NULL);
 }
 
 /* Close, failing the case when statements were left behind. */

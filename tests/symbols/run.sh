@@ -10,6 +10,7 @@ allowed() { # folder -> space-separated prefixes
   case $1 in
   api) echo "shale_ api_" ;;
   ext) echo "ext_" ;;
+  ext/fts3) echo "fts3_" ;;
   ext/fts5) echo "fts5_" ;;
   ext/rtree) echo "rtree_" ;;
   pager) echo "pager_ wal_" ;;

@@ -1,0 +1,128 @@
+/*
+ * fts3_int.h -- private interface of the FTS3/FTS4 extension: the table
+ * object, the tokenizer, the segment reader and the query expressions.
+ *
+ * The on-disk format is SQLite's (its FTS3 documentation, "Data
+ * Structures"): %_content(docid, c0NAME, c1NAME, ...) holds the rows;
+ * %_segdir(level, idx, start_block, leaves_end_block, end_block, root) one
+ * row per segment, the newest at the lowest level with the highest idx;
+ * %_segments(blockid, block) the nodes of segments too big for their root.
+ * A node starts with its height as a varint (0: a leaf). A leaf holds
+ * terms in order, each prefix-compressed against the one before (the
+ * first: varint length, bytes; the others: varint shared prefix, varint
+ * suffix length, suffix) and followed by varint length and its doclist.
+ * A doclist is, per document in docid order, the varint docid (the first
+ * absolute, then the delta) and its position list: positions as varint
+ * (delta from the previous in the column + 2), 0x01 then a varint column
+ * number to change column (0 is implicit at the start), 0x00 at the end.
+ * A document listed with no positions is a deletion: it shadows the entries
+ * of older segments. Varints here are little-endian base-128 (7 bits a byte,
+ * the high bit set on all but the last), not SQLite's record varints.
+ *
+ * Invariants:
+ *  1. Fts3Hits lists documents in ascending docid order, each once, with
+ *     positions ascending as (column << 32 | offset).
+ */
+#ifndef SHALE_EXT_FTS3_INT_H
+#define SHALE_EXT_FTS3_INT_H
+
+#include <stdint.h>
+
+#include "shale.h"
+
+/* ---- varints and buffers (fts3_index.c) ---- */
+
+/* Decode a varint in [p, end) into *v; its length, 0 when malformed. */
+int fts3_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);
+/* Encode v at p (room for 10 bytes); returns the length. */
+int fts3_put_varint(uint8_t *p, uint64_t v);
+
+/* ---- tokenizers (fts3_tok.c) ---- */
+
+typedef enum { FTS3_TOK_SIMPLE, FTS3_TOK_PORTER } Fts3TokKind;
+typedef struct Fts3Tok {
+  Fts3TokKind kind;
+} Fts3Tok;
+/* Called for each token: its folded text, byte range in the input and
+ * position. A non-zero return stops the walk and is returned. */
+typedef int (*Fts3TokenCb)(void *ctx, const char *tok, int ntok, int start, int end, int pos);
+int fts3_tokenize(const Fts3Tok *, const char *z, int n, void *ctx, Fts3TokenCb cb);
+/* Parse "tokenize=NAME ARGS" (argv without the option name); message in *err. */
+int fts3_tok_parse(Fts3Tok *, const char *spec, char **err);
+
+/* ---- the table ---- */
+
+typedef struct Fts3Pending Fts3Pending;
+
+typedef struct Fts3Table {
+  shale_vtab base;
+  shale *db;
+  char *zdb, *zname; /* database and table name */
+  int fts4;          /* the fts4 module (has %_docsize, %_stat) */
+  int ncol;
+  char **cols; /* column names */
+  Fts3Tok tok;
+  shale_stmt *st_row;  /* SELECT * FROM %_content WHERE docid=? */
+  shale_stmt *st_seg;  /* the segments, oldest first */
+  shale_stmt *st_leaf; /* the leaf blocks of one segment */
+  Fts3Pending *pend;   /* terms of this transaction's writes (fts3_write.c) */
+  int stat_loaded;     /* FTS4: stat[] holds %_stat row 0, changed since loaded */
+  int64_t *stat;       /* documents, tokens per column, bytes of text */
+} Fts3Table;
+
+/* ---- document hit lists (fts3_index.c) ---- */
+
+typedef struct Fts3Hits {
+  int n, cap;
+  int64_t *docid;
+  int *off; /* positions of document i: pos[off[i] .. off[i+1]) */
+  int npos, cappos;
+  int64_t *pos; /* column << 32 | offset */
+} Fts3Hits;
+
+void fts3_hits_free(Fts3Hits *);
+/* Start document docid (greater than the last one); SHALE_NOMEM. */
+int fts3_hits_doc(Fts3Hits *, int64_t docid);
+int fts3_hits_pos(Fts3Hits *, int64_t pos);
+/* Close the last document: it keeps its positions (sorted, deduplicated). */
+void fts3_hits_end(Fts3Hits *);
+
+/* The documents holding term (every term starting with it when prefix)
+ * in the table's index, with their positions. SHALE_CORRUPT_VTAB on a
+ * malformed segment. */
+int fts3_index_query(Fts3Table *, const char *term, int nterm, int prefix, Fts3Hits *out);
+
+/* Every entry of the segments at level (all levels when level < 0), term
+ * by term: cb(ctx, term, nterm, docid, seg, pos, npos), seg higher for a
+ * newer segment, npos 0 for a deletion. */
+typedef int (*Fts3EntryCb)(void *ctx, const char *term, int nterm, int64_t docid, int seg,
+                           const int64_t *pos, int npos);
+int fts3_index_scan_level(Fts3Table *, int level, void *ctx, Fts3EntryCb cb);
+
+/* ---- writing (fts3_write.c) ---- */
+
+/* Add the terms of a row being inserted (or deleted) to the pending
+ * terms: text[i] (len[i] bytes, NULL for none) per column; ntok[i] gets
+ * each column's token count when ntok is not NULL. */
+int fts3_write_row(Fts3Table *, int64_t docid, const char *const *text, const int *len,
+                   int is_delete, int *ntok);
+/* Write the pending terms as a new level-0 segment (merging a full level
+ * first); nothing pending is a no-op. */
+int fts3_write_flush(Fts3Table *);
+void fts3_write_discard(Fts3Table *);
+/* 'optimize': everything pending, then every segment, into one segment. */
+int fts3_write_optimize(Fts3Table *);
+void fts3_pending_free(Fts3Pending *);
+
+/* ---- query expressions (fts3_expr.c) ---- */
+
+typedef struct Fts3Expr Fts3Expr;
+/* Parse q (the standard-enhanced syntax: AND OR NOT NEAR, parentheses,
+ * "phrases", prefix*, column:) with default column col (-1: all). On a
+ * syntax error *err is SQLite's message and SHALE_ERROR is returned. */
+int fts3_expr_parse(Fts3Table *, const char *q, int col, Fts3Expr **out, char **err);
+void fts3_expr_free(Fts3Expr *);
+/* The matching docids, ascending, in *rows (shale_malloc'ed). */
+int fts3_expr_eval(Fts3Table *, Fts3Expr *, int64_t **rows, int *nrows);
+
+#endif /* SHALE_EXT_FTS3_INT_H */

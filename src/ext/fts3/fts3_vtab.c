@@ -1,0 +1,701 @@
+/*
+ * fts3_vtab.c -- the fts3 and fts4 virtual-table modules over SQLite's
+ * shadow tables: xCreate/xConnect (columns, tokenize=), xBestIndex (MATCH
+ * on the table's hidden column or a content column, docid/rowid =, ORDER BY
+ * docid), the cursor over the matching docids, and fts3_register.
+ *
+ * The declared table is the content columns, then the hidden columns named
+ * like the table (the MATCH target), "docid" and "__langid", as SQLite's.
+ * idxStr: 'M' a MATCH argument (followed by the column number and '.', or
+ * 't' for the whole table), 'r' a docid = argument, 'l' a languageid =
+ * argument; idxNum bit 1 is ORDER BY docid DESC.
+ *
+ * Invariants:
+ *  1. A cursor's docids are materialized at xFilter in the order asked.
+ *  2. Writes change %_content (and FTS4's %_docsize) at once; their terms
+ *     and the %_stat totals wait in memory until xSync writes them (one
+ *     level-0 segment per transaction, as SQLite), xRollback drops them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../util/util.h"
+#include "fts3.h"
+#include "fts3_int.h"
+
+typedef struct Fts3Cursor {
+  shale_vtab_cursor base;
+  int64_t *rows;
+  int nrows, i;
+  int loaded; /* st_row holds rows[i] */
+} Fts3Cursor;
+
+static void set_err(Fts3Table *t, char *msg) {
+  shale_free(t->base.zErrMsg);
+  t->base.zErrMsg = msg;
+}
+
+static void table_free(Fts3Table *t) {
+  fts3_write_discard(t);
+  shale_free(t->stat);
+  shale_finalize(t->st_row);
+  shale_finalize(t->st_seg);
+  shale_finalize(t->st_leaf);
+  for (int i = 0; i < t->ncol; i++) shale_free(t->cols[i]);
+  shale_free(t->cols);
+  shale_free(t->zdb);
+  shale_free(t->zname);
+  shale_free(t->base.zErrMsg);
+  shale_free(t);
+}
+
+/* The column name a declaration starts with (dequoted). */
+static char *column_name(const char *z) {
+  while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+  char q = *z == '[' ? ']' : (*z == '"' || *z == '\'' || *z == '`') ? *z : 0;
+  size_t n = strlen(z);
+  char *out = shale_malloc(n + 1);
+  if (!out) return NULL;
+  size_t k = 0;
+  if (q) {
+    for (size_t i = 1; i < n; i++) {
+      if (z[i] == q) {
+        if (q != ']' && z[i + 1] == q) {
+          out[k++] = z[i++];
+          continue;
+        }
+        break;
+      }
+      out[k++] = z[i];
+    }
+  } else {
+    while (k < n && z[k] != ' ' && z[k] != '\t' && z[k] != '\n') {
+      out[k] = z[k];
+      k++;
+    }
+  }
+  out[k] = 0;
+  return out;
+}
+
+static int add_column(Fts3Table *t, const char *def) {
+  char **c = shale_realloc(t->cols, sizeof(char *) * (size_t)(t->ncol + 1));
+  if (!c) return SHALE_NOMEM;
+  t->cols = c;
+  if (!(c[t->ncol] = column_name(def))) return SHALE_NOMEM;
+  t->ncol++;
+  return SHALE_OK;
+}
+
+/* An argument "key=value" or "key value" for key; the value or NULL. */
+static const char *option(const char *arg, const char *key) {
+  size_t n = strlen(key);
+  while (*arg == ' ') arg++;
+  if (util_strnicmp(arg, key, (int)n)) return NULL;
+  const char *p = arg + n;
+  while (*p == ' ') p++;
+  if (*p == '=') return p + 1;
+  return p != arg + n ? p : NULL;
+}
+
+static int parse_args(Fts3Table *t, int argc, const char *const *argv, char **err) {
+  for (int i = 3; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if ((v = option(a, "tokenize"))) {
+      int rc = fts3_tok_parse(&t->tok, v, err);
+      if (rc) return rc;
+      continue;
+    }
+    const char *eq = strchr(a, '=');
+    if (t->fts4 && eq) {
+      while (*a == ' ') a++;
+      if ((v = option(a, "matchinfo")) || ((v = option(a, "order")) && !util_stricmp(v, "asc")))
+        continue;
+      *err = util_mprintf("fts4 option not supported yet: %s", a);
+      return SHALE_ERROR;
+    }
+    int rc = add_column(t, a);
+    if (rc) return rc;
+  }
+  return t->ncol ? SHALE_OK : add_column(t, "content");
+}
+
+static int exec_fmt(Fts3Table *t, const char *fmt) {
+  char *sql = util_mprintf(fmt, t->zdb, t->zname);
+  if (!sql) return SHALE_NOMEM;
+  char *err = NULL;
+  int rc = shale_exec(t->db, sql, NULL, NULL, &err);
+  if (err) set_err(t, err);
+  shale_free(sql);
+  return rc;
+}
+
+/* The shadow tables as SQLite creates them. */
+static int create_shadow(Fts3Table *t) {
+  char *cols = util_strdup("");
+  for (int i = 0; cols && i < t->ncol; i++) {
+    char *c = util_mprintf("%s, 'c%d%s'", cols, i, t->cols[i]);
+    shale_free(cols);
+    cols = c;
+  }
+  if (!cols) return SHALE_NOMEM;
+  char *fmt =
+      util_mprintf("CREATE TABLE \"%%s\".'%%s_content'(docid INTEGER PRIMARY KEY%s);", cols);
+  shale_free(cols);
+  if (!fmt) return SHALE_NOMEM;
+  int rc = exec_fmt(t, fmt);
+  shale_free(fmt);
+  if (rc == SHALE_OK)
+    rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_segments'(blockid INTEGER PRIMARY KEY, block BLOB);");
+  if (rc == SHALE_OK)
+    rc = exec_fmt(t,
+                  "CREATE TABLE \"%s\".'%s_segdir'(level INTEGER,idx INTEGER,start_block "
+                  "INTEGER,leaves_end_block INTEGER,end_block INTEGER,root BLOB,PRIMARY "
+                  "KEY(level, idx));");
+  if (rc == SHALE_OK && t->fts4)
+    rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_docsize'(docid INTEGER PRIMARY KEY, size BLOB);");
+  if (rc == SHALE_OK && t->fts4)
+    rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_stat'(id INTEGER PRIMARY KEY, value BLOB);");
+  return rc;
+}
+
+static int declare(Fts3Table *t) {
+  char *cols = util_strdup("");
+  for (int i = 0; cols && i < t->ncol; i++) {
+    char *c = util_mprintf("%s\"%s\", ", cols, t->cols[i]);
+    shale_free(cols);
+    cols = c;
+  }
+  char *sql =
+      cols ? util_mprintf("CREATE TABLE x(%s\"%s\" HIDDEN, docid HIDDEN, \"__langid\" HIDDEN)",
+                          cols, t->zname)
+           : NULL;
+  shale_free(cols);
+  if (!sql) return SHALE_NOMEM;
+  int rc = shale_declare_vtab(t->db, sql);
+  shale_free(sql);
+  return rc;
+}
+
+static int init_table(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                      char **errmsg, int create) {
+  Fts3Table *t = shale_malloc(sizeof *t);
+  *out = NULL;
+  if (!t) return SHALE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->db = db;
+  t->fts4 = aux != NULL;
+  t->zdb = util_strdup(argc > 1 ? argv[1] : "main");
+  t->zname = util_strdup(argc > 2 ? argv[2] : "");
+  char *err = NULL;
+  int rc = t->zdb && t->zname ? parse_args(t, argc, argv, &err) : SHALE_NOMEM;
+  if (rc == SHALE_OK && create) rc = create_shadow(t);
+  if (rc == SHALE_OK) rc = declare(t);
+  if (rc) {
+    if (!err && t->base.zErrMsg) {
+      err = t->base.zErrMsg;
+      t->base.zErrMsg = NULL;
+    }
+    *errmsg = err;
+    table_free(t);
+    return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
+  }
+  *out = &t->base;
+  return SHALE_OK;
+}
+
+static int x_create(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                    char **errmsg) {
+  return init_table(db, aux, argc, argv, out, errmsg, 1);
+}
+
+static int x_connect(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                     char **errmsg) {
+  return init_table(db, aux, argc, argv, out, errmsg, 0);
+}
+
+static int x_disconnect(shale_vtab *vt) {
+  table_free((Fts3Table *)vt);
+  return SHALE_OK;
+}
+
+static int x_destroy(shale_vtab *vt) {
+  Fts3Table *t = (Fts3Table *)vt;
+  shale_finalize(t->st_row);
+  shale_finalize(t->st_seg);
+  shale_finalize(t->st_leaf);
+  t->st_row = t->st_seg = t->st_leaf = NULL;
+  int rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_segments';");
+  if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_segdir';");
+  if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_content';");
+  if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_docsize';");
+  if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_stat';");
+  if (rc == SHALE_OK) table_free(t);
+  return rc;
+}
+
+static int x_best_index(shale_vtab *vt, shale_index_info *info) {
+  Fts3Table *t = (Fts3Table *)vt;
+  int ncol = t->ncol, argc = 0, match = 0, rowid = 0, lang = 0;
+  char idx[32];
+  int nidx = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    struct shale_index_constraint *c = &info->aConstraint[i];
+    if (!c->usable) continue;
+    if (c->op == SHALE_INDEX_CONSTRAINT_MATCH && c->iColumn >= 0 && c->iColumn <= ncol && !match) {
+      if (c->iColumn == ncol)
+        nidx += snprintf(idx + nidx, sizeof idx - (size_t)nidx, "Mt");
+      else
+        nidx += snprintf(idx + nidx, sizeof idx - (size_t)nidx, "M%d.", c->iColumn);
+      match = 1;
+    } else if (c->op == SHALE_INDEX_CONSTRAINT_EQ && (c->iColumn < 0 || c->iColumn == ncol + 1) &&
+               !rowid) {
+      idx[nidx++] = 'r';
+      rowid = 1;
+    } else if (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn == ncol + 2 && !lang) {
+      idx[nidx++] = 'l';
+      lang = 1;
+    } else {
+      continue;
+    }
+    info->aConstraintUsage[i].argvIndex = ++argc;
+    info->aConstraintUsage[i].omit = 1;
+  }
+  idx[nidx] = 0;
+  info->idxNum = 0;
+  if (info->nOrderBy == 1) {
+    struct shale_index_orderby *o = &info->aOrderBy[0];
+    if (o->iColumn < 0 || o->iColumn == ncol + 1) {
+      if (o->desc) info->idxNum = 1;
+      info->orderByConsumed = 1;
+    }
+  }
+  if (nidx) {
+    char *s = util_strdup(idx);
+    if (!s) return SHALE_NOMEM;
+    info->idxStr = s;
+    info->needToFreeIdxStr = 1;
+  }
+  info->estimatedCost = rowid ? 1.0 : match ? 2.0e4 : 5.0e6;
+  info->estimatedRows = rowid ? 1 : match ? 1000 : 1000000;
+  return SHALE_OK;
+}
+
+static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
+  Fts3Cursor *c = shale_malloc(sizeof *c);
+  *out = NULL;
+  if (!c) return SHALE_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->base.pVtab = vt;
+  *out = &c->base;
+  return SHALE_OK;
+}
+
+static int x_close(shale_vtab_cursor *vc) {
+  Fts3Cursor *c = (Fts3Cursor *)vc;
+  Fts3Table *t = (Fts3Table *)vc->pVtab;
+  if (t->st_row) shale_reset(t->st_row);
+  shale_free(c->rows);
+  shale_free(c);
+  return SHALE_OK;
+}
+
+static int prepare_fmt(Fts3Table *t, shale_stmt **st, const char *fmt) {
+  char *sql = util_mprintf(fmt, t->zdb, t->zname);
+  if (!sql) return SHALE_NOMEM;
+  int rc = shale_prepare_v2(t->db, sql, -1, st, NULL);
+  shale_free(sql);
+  return rc;
+}
+
+/* Every docid of the content, ascending. */
+static int all_docids(Fts3Table *t, int64_t **rows, int *nrows) {
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "SELECT docid FROM \"%s\".'%s_content' ORDER BY docid");
+  int cap = 0;
+  while (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
+    if (*nrows >= cap) {
+      cap = cap ? cap * 2 : 64;
+      int64_t *r = shale_realloc(*rows, sizeof(int64_t) * (size_t)cap);
+      if (!r) {
+        rc = SHALE_NOMEM;
+        break;
+      }
+      *rows = r;
+    }
+    (*rows)[(*nrows)++] = shale_column_int64(st, 0);
+  }
+  int rc2 = shale_finalize(st);
+  return rc ? rc : rc2;
+}
+
+/* Load rows[c->i] from the content into st_row; *found clear when absent. */
+static int load_row(Fts3Cursor *c, int *found) {
+  Fts3Table *t = (Fts3Table *)c->base.pVtab;
+  *found = 0;
+  int rc = SHALE_OK;
+  if (!t->st_row)
+    rc = prepare_fmt(t, &t->st_row, "SELECT * FROM \"%s\".'%s_content' WHERE docid = ?1");
+  if (rc) return rc;
+  shale_reset(t->st_row);
+  shale_bind_int64(t->st_row, 1, c->rows[c->i]);
+  rc = shale_step(t->st_row);
+  if (rc == SHALE_ROW) {
+    *found = 1;
+    return SHALE_OK;
+  }
+  rc = shale_reset(t->st_row);
+  return rc;
+}
+
+static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, shale_value **argv) {
+  Fts3Cursor *c = (Fts3Cursor *)vc;
+  Fts3Table *t = (Fts3Table *)vc->pVtab;
+  shale_free(c->rows);
+  c->rows = NULL;
+  c->nrows = c->i = 0;
+  c->loaded = 0;
+  int rc = SHALE_OK, a = 0, have_match = 0, have_rowid = 0, none = 0;
+  int64_t rowid = 0;
+  for (const char *p = idx ? idx : ""; *p && a < argc && rc == SHALE_OK; a++) {
+    if (*p == 'r') {
+      p++;
+      have_rowid = 1;
+      if (shale_value_numeric_type(argv[a]) != SHALE_INTEGER) none = 1;
+      rowid = shale_value_int64(argv[a]);
+      continue;
+    }
+    if (*p == 'l') {
+      p++;
+      if (shale_value_int(argv[a]) != 0) none = 1; /* only language 0 is written */
+      continue;
+    }
+    int col = -1;
+    p++;
+    if (*p == 't') {
+      p++;
+    } else {
+      col = atoi(p);
+      while (*p && *p != '.') p++;
+      if (*p) p++;
+    }
+    const char *q = (const char *)shale_value_text(argv[a]);
+    Fts3Expr *e = NULL;
+    char *err = NULL;
+    rc = fts3_expr_parse(t, q ? q : "", col, &e, &err);
+    if (rc) {
+      if (err) set_err(t, err);
+      return rc;
+    }
+    have_match = 1;
+    rc = fts3_expr_eval(t, e, &c->rows, &c->nrows);
+    fts3_expr_free(e);
+  }
+  if (rc) return rc;
+  if (!have_match) {
+    if (have_rowid) {
+      c->rows = shale_malloc(sizeof(int64_t));
+      if (!c->rows) return SHALE_NOMEM;
+      c->rows[0] = rowid;
+      c->nrows = 1;
+      int found;
+      rc = load_row(c, &found);
+      if (rc) return rc;
+      if (!found) c->nrows = 0;
+      c->loaded = found;
+    } else {
+      rc = all_docids(t, &c->rows, &c->nrows);
+      if (rc) return rc;
+    }
+  } else if (have_rowid) {
+    int k = 0;
+    for (int i = 0; i < c->nrows; i++)
+      if (c->rows[i] == rowid) c->rows[k++] = rowid;
+    c->nrows = k;
+  }
+  if (none) c->nrows = 0;
+  if (num & 1)
+    for (int i = 0, j = c->nrows - 1; i < j; i++, j--) {
+      int64_t x = c->rows[i];
+      c->rows[i] = c->rows[j];
+      c->rows[j] = x;
+    }
+  return SHALE_OK;
+}
+
+static int x_next(shale_vtab_cursor *vc) {
+  Fts3Cursor *c = (Fts3Cursor *)vc;
+  c->i++;
+  c->loaded = 0;
+  return SHALE_OK;
+}
+
+static int x_eof(shale_vtab_cursor *vc) {
+  Fts3Cursor *c = (Fts3Cursor *)vc;
+  return c->i >= c->nrows;
+}
+
+static int x_rowid(shale_vtab_cursor *vc, shale_int64 *rowid) {
+  Fts3Cursor *c = (Fts3Cursor *)vc;
+  *rowid = c->i < c->nrows ? c->rows[c->i] : 0;
+  return SHALE_OK;
+}
+
+static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
+  Fts3Cursor *c = (Fts3Cursor *)vc;
+  Fts3Table *t = (Fts3Table *)vc->pVtab;
+  if (c->i >= c->nrows) return SHALE_OK;
+  if (col == t->ncol + 1) {
+    shale_result_int64(ctx, c->rows[c->i]);
+    return SHALE_OK;
+  }
+  if (col == t->ncol + 2) {
+    shale_result_int64(ctx, 0);
+    return SHALE_OK;
+  }
+  if (col < 0 || col >= t->ncol) return SHALE_OK;
+  int found = 1, rc = SHALE_OK;
+  if (!c->loaded || !shale_stmt_busy(t->st_row)) rc = load_row(c, &found);
+  if (rc) return rc;
+  c->loaded = found;
+  if (found) shale_result_value(ctx, shale_column_value(t->st_row, col + 1));
+  return SHALE_OK;
+}
+
+/* ---- writes ---- */
+
+/* FTS4's %_stat row 0: documents, tokens per column, bytes of text. */
+static int stat_load(Fts3Table *t) {
+  if (t->stat_loaded || !t->fts4) return SHALE_OK;
+  int n = t->ncol + 2;
+  if (!t->stat && !(t->stat = shale_malloc(sizeof(int64_t) * (size_t)n))) return SHALE_NOMEM;
+  memset(t->stat, 0, sizeof(int64_t) * (size_t)n);
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "SELECT value FROM \"%s\".'%s_stat' WHERE id = 0");
+  if (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
+    const uint8_t *p = shale_column_blob(st, 0), *end = p + shale_column_bytes(st, 0);
+    for (int i = 0; p && i < n && p < end; i++) {
+      uint64_t v;
+      int k = fts3_get_varint(p, end, &v);
+      if (!k) break;
+      p += k;
+      t->stat[i] = (int64_t)v;
+    }
+  }
+  int rc2 = shale_finalize(st);
+  if (rc == SHALE_OK) rc = rc2;
+  if (rc == SHALE_OK) t->stat_loaded = 1;
+  return rc;
+}
+
+static int stat_write(Fts3Table *t) {
+  if (!t->stat_loaded) return SHALE_OK;
+  uint8_t *blob = shale_malloc((size_t)(t->ncol + 2) * 10);
+  if (!blob) return SHALE_NOMEM;
+  int n = 0;
+  for (int i = 0; i < t->ncol + 2; i++)
+    n += fts3_put_varint(blob + n, (uint64_t)(t->stat[i] < 0 ? 0 : t->stat[i]));
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "INSERT OR REPLACE INTO \"%s\".'%s_stat'(id, value) VALUES(0, ?1)");
+  if (rc == SHALE_OK) {
+    shale_bind_blob(st, 1, blob, n, SHALE_TRANSIENT);
+    rc = shale_step(st) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
+  }
+  int rc2 = shale_finalize(st);
+  shale_free(blob);
+  t->stat_loaded = 0;
+  return rc ? rc : rc2;
+}
+
+/* Index (or unindex) one row's values, with FTS4's %_docsize and totals. */
+static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const int *len,
+                     int is_delete) {
+  int *ntok = shale_malloc(sizeof(int) * (size_t)t->ncol);
+  if (!ntok) return SHALE_NOMEM;
+  int rc = fts3_write_row(t, docid, text, len, is_delete, ntok);
+  if (rc == SHALE_OK && t->fts4) rc = stat_load(t);
+  if (rc == SHALE_OK && t->fts4) {
+    int sign = is_delete ? -1 : 1;
+    t->stat[0] += sign;
+    for (int i = 0; i < t->ncol; i++) {
+      t->stat[1 + i] += sign * ntok[i];
+      t->stat[1 + t->ncol] += sign * (text[i] ? len[i] : 0);
+    }
+    shale_stmt *st = NULL;
+    if (is_delete) {
+      rc = prepare_fmt(t, &st, "DELETE FROM \"%s\".'%s_docsize' WHERE docid = ?1");
+    } else {
+      rc = prepare_fmt(t, &st,
+                       "INSERT OR REPLACE INTO \"%s\".'%s_docsize'(docid, size) VALUES(?1, ?2)");
+      uint8_t *blob = rc ? NULL : shale_malloc((size_t)t->ncol * 10 + 1);
+      int n = 0;
+      for (int i = 0; blob && i < t->ncol; i++) n += fts3_put_varint(blob + n, (uint64_t)ntok[i]);
+      if (!rc && !blob) rc = SHALE_NOMEM;
+      if (blob) shale_bind_blob(st, 2, blob, n, SHALE_TRANSIENT);
+      shale_free(blob);
+    }
+    if (rc == SHALE_OK) {
+      shale_bind_int64(st, 1, docid);
+      rc = shale_step(st) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
+    }
+    int rc2 = shale_finalize(st);
+    if (rc == SHALE_OK) rc = rc2;
+  }
+  shale_free(ntok);
+  return rc;
+}
+
+/* Remove row docid: its terms from the index, then its content. */
+static int delete_row(Fts3Table *t, int64_t docid) {
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "SELECT * FROM \"%s\".'%s_content' WHERE docid = ?1");
+  if (rc) return rc;
+  shale_bind_int64(st, 1, docid);
+  const char **text = shale_malloc(sizeof(char *) * (size_t)t->ncol);
+  int *len = shale_malloc(sizeof(int) * (size_t)t->ncol);
+  if (!text || !len) rc = SHALE_NOMEM;
+  if (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
+    for (int i = 0; i < t->ncol; i++) {
+      text[i] = (const char *)shale_column_text(st, i + 1);
+      len[i] = shale_column_bytes(st, i + 1);
+    }
+    rc = index_row(t, docid, text, len, 1);
+    shale_reset(st);
+    shale_stmt *del = NULL;
+    if (rc == SHALE_OK)
+      rc = prepare_fmt(t, &del, "DELETE FROM \"%s\".'%s_content' WHERE docid = ?1");
+    if (rc == SHALE_OK) {
+      shale_bind_int64(del, 1, docid);
+      rc = shale_step(del) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
+    }
+    int rc2 = shale_finalize(del);
+    if (rc == SHALE_OK) rc = rc2;
+  }
+  int rc2 = shale_finalize(st);
+  shale_free(text);
+  shale_free(len);
+  return rc ? rc : rc2;
+}
+
+/* Insert a row of values vals[0..ncol) with docid id (NULL: a new one). */
+static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_int64 *rowid) {
+  char *sql = util_strdup("INSERT INTO \"%s\".'%s_content' VALUES(?1");
+  for (int i = 0; sql && i < t->ncol; i++) {
+    char *s = util_mprintf("%s, ?%d", sql, i + 2);
+    shale_free(sql);
+    sql = s;
+  }
+  char *full = sql ? util_mprintf("%s)", sql) : NULL;
+  shale_free(sql);
+  if (!full) return SHALE_NOMEM;
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, full);
+  shale_free(full);
+  if (rc) return rc;
+  if (id && shale_value_type(id) != SHALE_NULL) shale_bind_value(st, 1, id);
+  for (int i = 0; i < t->ncol; i++) shale_bind_value(st, i + 2, vals[i]);
+  rc = shale_step(st);
+  if (rc == SHALE_DONE) {
+    rc = SHALE_OK;
+    *rowid = shale_last_insert_rowid(t->db);
+  }
+  int rc2 = shale_finalize(st);
+  if (rc) {
+    set_err(t, util_mprintf("%s", shale_errmsg(t->db)));
+    return rc;
+  }
+  if (rc2) return rc2;
+  const char **text = shale_malloc(sizeof(char *) * (size_t)t->ncol);
+  int *len = shale_malloc(sizeof(int) * (size_t)t->ncol);
+  if (!text || !len) rc = SHALE_NOMEM;
+  for (int i = 0; rc == SHALE_OK && i < t->ncol; i++) {
+    text[i] = (const char *)shale_value_text(vals[i]);
+    len[i] = shale_value_bytes(vals[i]);
+  }
+  if (rc == SHALE_OK) rc = index_row(t, *rowid, text, len, 0);
+  shale_free(text);
+  shale_free(len);
+  return rc;
+}
+
+static int special(Fts3Table *t, const char *cmd) {
+  if (!util_stricmp(cmd, "optimize")) {
+    int rc = stat_write(t);
+    return rc ? rc : fts3_write_optimize(t);
+  }
+  set_err(t, util_mprintf("SQL logic error"));
+  return SHALE_ERROR;
+}
+
+static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *rowid) {
+  Fts3Table *t = (Fts3Table *)vt;
+  int ncol = t->ncol;
+  if (argc == 1) return delete_row(t, shale_value_int64(argv[0]));
+  if (argc < ncol + 5) return SHALE_ERROR;
+  shale_value *cmd = argv[2 + ncol], *docid = argv[3 + ncol], *id = argv[1];
+  if (shale_value_type(argv[0]) == SHALE_NULL && shale_value_type(cmd) != SHALE_NULL) {
+    const char *z = (const char *)shale_value_text(cmd);
+    return special(t, z ? z : "");
+  }
+  if (shale_value_type(docid) != SHALE_NULL) {
+    if (shale_value_type(id) != SHALE_NULL && shale_value_type(argv[0]) == SHALE_NULL) {
+      set_err(t, util_mprintf("SQL logic error"));
+      return SHALE_ERROR;
+    }
+    id = docid;
+  }
+  int rc = SHALE_OK;
+  if (shale_value_type(argv[0]) != SHALE_NULL) /* UPDATE: the old row goes */
+    rc = delete_row(t, shale_value_int64(argv[0]));
+  else if (shale_value_type(id) != SHALE_NULL && shale_vtab_on_conflict(t->db) == 5)
+    rc = delete_row(t, shale_value_int64(id)); /* INSERT OR REPLACE */
+  if (rc == SHALE_OK) rc = insert_row(t, id, argv + 2, rowid);
+  return rc;
+}
+
+static int x_sync(shale_vtab *vt) {
+  Fts3Table *t = (Fts3Table *)vt;
+  shale_int64 last = shale_last_insert_rowid(t->db);
+  int rc = stat_write(t);
+  if (rc == SHALE_OK) rc = fts3_write_flush(t);
+  shale_set_last_insert_rowid(t->db, last);
+  return rc;
+}
+
+static int x_rollback(shale_vtab *vt) {
+  Fts3Table *t = (Fts3Table *)vt;
+  fts3_write_discard(t);
+  t->stat_loaded = 0;
+  return SHALE_OK;
+}
+
+static int x_begin(shale_vtab *vt) {
+  (void)vt;
+  return SHALE_OK;
+}
+
+static int x_commit(shale_vtab *vt) {
+  (void)vt;
+  return SHALE_OK;
+}
+
+static int x_shadow_name(const char *z) {
+  static const char *const names[] = {"content", "docsize", "segdir", "segments", "stat"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!util_stricmp(z, names[i])) return 1;
+  return 0;
+}
+
+static const shale_module fts3_module = {
+    3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
+    x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
+    x_commit, x_rollback, NULL,      NULL,         NULL,         NULL,      NULL,    x_shadow_name,
+};
+
+int fts3_register(shale *db) {
+  static int fts4_tag;
+  int rc = shale_create_module_v2(db, "fts3", &fts3_module, NULL, NULL);
+  if (rc == SHALE_OK) rc = shale_create_module_v2(db, "fts4", &fts3_module, &fts4_tag, NULL);
+  return rc;
+}

@@ -1,0 +1,455 @@
+/*
+ * test_fts3.c -- FTS3/FTS4 (src/ext/fts3/) against the reference SQLite:
+ *
+ *  - sqlite_builds: per seed, SQLite creates an fts3 or fts4 table (1-3
+ *    columns, optionally declared with types) and writes random documents
+ *    over many transactions, with deletes and updates, so the file holds
+ *    segments of several levels, segments too big for their root (leaves
+ *    and interior nodes in %_segments) and deletion entries, sometimes
+ *    'optimize'd; then Shale opens the file and both engines answer the
+ *    same generated MATCH queries (terms, prefixes, phrases, NEAR/N, AND,
+ *    OR, NOT, parentheses, column filters, ^first-token terms, malformed
+ *    ones with SQLite's message), in docid order both ways, on a column, with docid lookups
+ *    and full scans.
+ *  - shale_writes: Shale creates the table (or SQLite did and wrote it
+ *    first) and writes random documents over many transactions; SQLite's
+ *    integrity-check passes and both answer the same queries; merges of
+ *    full levels, leaves in %_segments, 'optimize', and %_stat/%_docsize
+ *    equal to what SQLite's 'rebuild' computes.
+ *  - shale_creates: a table created by Shale is read by SQLite as an empty
+ *    one and passes its integrity-check; DROP TABLE removes it.
+ *
+ * Invariants:
+ *  1. Each query runs on both engines over the same file; results compared
+ *     as text.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/tcmp.h"
+#include "../test.h"
+#include "shale.h"
+
+typedef TcmpOut Out;
+#define out_add tcmp_add
+#define out_fmt tcmp_fmt
+
+static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
+  return tcmp_sqlite(db, sql, arg, NULL);
+}
+static char *q_shale(shale *db, const char *sql, const char *arg) {
+  return tcmp_shale(db, sql, arg, NULL);
+}
+
+static int exec_sqlite(sqlite3 *db, const char *sql) {
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "sqlite: %.200s: %s", sql, err ? err : "?");
+  sqlite3_free(err);
+  return rc;
+}
+
+/* ---- random documents and queries ---- */
+
+static const char *const words[] = {
+    "apple", "apply", "ape",  "banana", "band",  "bandit", "can",   "cane", "candle",
+    "dog",   "dot",   "dote", "echo",   "eel",   "fig",    "fight", "go",   "gone",
+    "hat",   "hate",  "ink",  "jam",    "jazz",  "kite",   "lamp",  "lam",  "moon",
+    "moo",   "night", "nine", "oak",    "pear",  "peer",   "quiz",  "rain", "rainbow",
+    "sun",   "sunny", "tree", "trees",  "umbra", "vivid",  "wind",  "x",    "y1",
+    "z9z",   "Apple", "DOG",  "café",   "naïve", "über",   "ünder", "a",    "I"};
+#define NWORDS (int)(sizeof words / sizeof words[0])
+static const char *const seps[] = {" ", " ", " ", ", ", ". ", "-", " (", ") ", "\n", "'"};
+#define NSEPS (int)(sizeof seps / sizeof seps[0])
+
+static uint64_t rnd(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+static int rn(uint64_t *s, int n) { return (int)(rnd(s) % (uint64_t)n); }
+
+static void gen_doc(uint64_t *rs, Out *o, int maxw) {
+  int n = rn(rs, maxw + 1);
+  for (int i = 0; i < n; i++) {
+    if (i) out_fmt(o, "%s", seps[rn(rs, NSEPS)]);
+    out_fmt(o, "%s", words[rn(rs, NWORDS)]);
+  }
+}
+
+static void sql_lit(Out *o, const char *z) {
+  out_add(o, "'", 1);
+  for (; *z; z++) {
+    out_add(o, z, 1);
+    if (*z == '\'') out_add(o, "'", 1);
+  }
+  out_add(o, "'", 1);
+}
+
+static const char *const colnames[] = {"a", "body", "Title"};
+
+static void gen_leaf(uint64_t *rs, Out *o, int ncol) {
+  int k = rn(rs, 12);
+  if (k < 2 && ncol > 1) out_fmt(o, "%s:", colnames[rn(rs, ncol)]);
+  if (k == 2) out_fmt(o, "%s:", colnames[rn(rs, ncol)]);
+  const char *w = words[rn(rs, NWORDS)];
+  const char *hat = rn(rs, 6) ? "" : "^"; /* first token of a column */
+  int r = rn(rs, 8);
+  if (r == 0) {
+    int n = 1 + rn(rs, 3);
+    out_fmt(o, "%s%.*s*", hat, n, w);
+  } else if (r == 1 || r == 2) {
+    out_fmt(o, "\"%s%s", hat, w);
+    int n = 1 + rn(rs, 3);
+    for (int i = 0; i < n; i++)
+      out_fmt(o, " %s%s%s", rn(rs, 10) ? "" : "^", words[rn(rs, NWORDS)], rn(rs, 6) ? "" : "*");
+    out_add(o, "\"", 1);
+  } else {
+    out_fmt(o, "%s%s", hat, w);
+  }
+}
+
+static void gen_query(uint64_t *rs, Out *o, int depth, int ncol) {
+  int k = depth > 2 ? 0 : rn(rs, 10);
+  if (k < 4) {
+    gen_leaf(rs, o, ncol);
+    return;
+  }
+  if (k == 4) {
+    out_add(o, "(", 1);
+    gen_query(rs, o, depth + 1, ncol);
+    out_add(o, ")", 1);
+    return;
+  }
+  if (k == 5) {
+    gen_leaf(rs, o, ncol);
+    if (rn(rs, 2))
+      out_fmt(o, " NEAR/%d ", rn(rs, 4));
+    else
+      out_fmt(o, " NEAR ");
+    gen_leaf(rs, o, ncol);
+    return;
+  }
+  static const char *const ops[] = {" AND ", " OR ", " NOT ", " ", " or "};
+  gen_query(rs, o, depth + 1, ncol);
+  out_fmt(o, "%s", ops[rn(rs, 5)]);
+  gen_query(rs, o, depth + 1, ncol);
+}
+
+static const char *const bad_queries[] = {
+    "apple OR",
+    "AND apple",
+    "(apple",
+    "apple)",
+    "\"apple",
+    "NEAR",
+    "apple NEAR",
+    "apple OR OR pear",
+    "NOT apple",
+    "apple NOT",
+    "()",
+    "apple ()",
+    "a:",
+    "body:\"x\"",
+    "!!!",
+    "",
+    "   ",
+    "*",
+    "apple-pear",
+    "apple NEAR/2 (pear OR dog)",
+    "(apple) NEAR pear",
+    "APPLE*",
+    "\"\"",
+    "apple AND () pear",
+    "NEAR/3",
+    "apple NEAR/x pear",
+    "ORapple",
+    "apple (OR) pear",
+    "Title:apple body:pear",
+    "title:APPLE",
+    "apple OR ()",
+    "() apple",
+    "apple NOT ()",
+    "apple NOT () pear",
+    "() OR apple",
+    "apple () OR pear",
+    "(())",
+    "apple (() pear)",
+    "apple NOT (a:\"pear\")",
+};
+
+/* Both engines answer the generated queries on the file at path. */
+static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
+  sqlite3 *ref = NULL;
+  shale *db = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  CHECK_OK(shale_open(path, &db));
+  if (!ref || !db) return;
+  char forms[8][160];
+  int nforms = 0;
+  snprintf(forms[nforms++], 160, "SELECT docid FROM t WHERE t MATCH ?1");
+  snprintf(forms[nforms++], 160, "SELECT rowid, * FROM t WHERE t MATCH ?1 ORDER BY docid DESC");
+  snprintf(forms[nforms++], 160, "SELECT count(*) FROM t WHERE t MATCH ?1 AND docid > 40");
+  snprintf(forms[nforms++], 160, "SELECT docid, %s FROM t WHERE %s MATCH ?1", colnames[0],
+           colnames[ncol - 1]);
+  int fails = 0;
+  for (int q = 0; q < nq + (int)(sizeof bad_queries / sizeof bad_queries[0]) && fails < 5; q++) {
+    Out qs = {0};
+    out_add(&qs, "", 0);
+    if (q < nq)
+      gen_query(rs, &qs, 0, ncol);
+    else
+      out_fmt(&qs, "%s", bad_queries[q - nq]);
+    const char *form = forms[q % nforms];
+    char *a = q_sqlite(ref, form, qs.p), *b = q_shale(db, form, qs.p);
+    if (strcmp(a, b)) {
+      test_fail(__FILE__, __LINE__, "%s [%s]:\nsqlite: %.600s\nshale:  %.600s", form, qs.p, a, b);
+      fails++;
+    }
+    free(a);
+    free(b);
+    free(qs.p);
+  }
+  static const char *const plain[] = {
+      "SELECT docid, * FROM t ORDER BY docid",
+      "SELECT docid, * FROM t ORDER BY docid DESC LIMIT 20",
+      "SELECT * FROM t WHERE docid = 7",
+      "SELECT * FROM t WHERE rowid = 3",
+      "SELECT docid, __langid FROM t WHERE docid BETWEEN 10 AND 14",
+      "SELECT count(*) FROM t",
+      "SELECT * FROM t WHERE docid = 'x'",
+  };
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+    char *a = q_sqlite(ref, plain[i], NULL), *b = q_shale(db, plain[i], NULL);
+    if (strcmp(a, b))
+      test_fail(__FILE__, __LINE__, "%s:\nsqlite: %.600s\nshale:  %.600s", plain[i], a, b);
+    free(a);
+    free(b);
+  }
+  sqlite3_close(ref);
+  CHECK_OK(shale_close(db));
+}
+
+typedef int (*ExecFn)(void *db, const char *sql);
+static int ex_sqlite(void *db, const char *sql) { return exec_sqlite(db, sql); }
+static int ex_shale(void *db, const char *sql) {
+  char *err = NULL;
+  int rc = shale_exec(db, sql, NULL, NULL, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "shale: %.200s: %s", sql, err ? err : "?");
+  shale_free(err);
+  return rc;
+}
+
+/* ntx transactions of random inserts (with docid gaps), deletes and
+ * updates through ex; *next is the next docid. */
+static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int per_tx,
+                       int64_t *next) {
+  Out sql = {0};
+  for (int tx = 0; tx < ntx; tx++) {
+    sql.n = 0;
+    out_fmt(&sql, "BEGIN;");
+    for (int r = 0; r < per_tx; r++) {
+      int kind = rn(rs, 10);
+      if (kind == 0 && *next > 1) {
+        out_fmt(&sql, "DELETE FROM t WHERE docid = %lld;", (long long)(1 + rn(rs, (int)*next)));
+        continue;
+      }
+      if (kind == 1 && *next > 1) {
+        out_fmt(&sql, "UPDATE t SET %s = ", colnames[rn(rs, ncol)]);
+        Out d = {0};
+        out_add(&d, "", 0);
+        gen_doc(rs, &d, 12);
+        sql_lit(&sql, d.p);
+        free(d.p);
+        out_fmt(&sql, " WHERE docid = %lld;", (long long)(1 + rn(rs, (int)*next)));
+        continue;
+      }
+      if (rn(rs, 4) == 0) *next += rn(rs, 300); /* gaps: bigger deltas */
+      int64_t id = (*next)++;
+      out_fmt(&sql, "INSERT INTO t(docid");
+      for (int c = 0; c < ncol; c++) out_fmt(&sql, ", %s", colnames[c]);
+      out_fmt(&sql, ") VALUES(%lld", (long long)id);
+      for (int c = 0; c < ncol; c++) {
+        Out d = {0};
+        out_add(&d, "", 0);
+        gen_doc(rs, &d, rn(rs, 8) ? 12 : 200);
+        out_add(&sql, ", ", 2);
+        sql_lit(&sql, d.p);
+        free(d.p);
+      }
+      out_fmt(&sql, ");");
+    }
+    out_fmt(&sql, "COMMIT;");
+    ex(db, sql.p);
+  }
+  free(sql.p);
+}
+
+static int create_table(void *db, ExecFn ex, uint64_t *rs, const char *module) {
+  int ncol = 1 + rn(rs, 3);
+  Out sql = {0};
+  out_fmt(&sql, "CREATE VIRTUAL TABLE t USING %s(", module);
+  for (int i = 0; i < ncol; i++)
+    out_fmt(&sql, "%s%s%s", i ? ", " : "", colnames[i], rn(rs, 3) ? "" : " TEXT");
+  out_add(&sql, ")", 1);
+  ex(db, sql.p);
+  free(sql.p);
+  return ncol;
+}
+
+/* SQLite's integrity-check of the table in path passes. */
+static void check_sqlite_integrity(const char *path) {
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  char *ic = q_sqlite(ref, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
+  if (strcmp(ic, "")) test_fail(__FILE__, __LINE__, "integrity-check: %s", ic);
+  free(ic);
+  sqlite3_close(ref);
+}
+
+/* SQLite writes ntx transactions of documents into a new table. */
+static int sqlite_build(const char *path, uint64_t *rs, const char *module, int ntx, int per_tx,
+                        int optimize, int64_t *next) {
+  sqlite3 *ref = NULL;
+  remove(path);
+  CHECK_OK(sqlite3_open(path, &ref));
+  int ncol = create_table(ref, ex_sqlite, rs, module);
+  *next = 1;
+  write_docs(ref, ex_sqlite, rs, ncol, ntx, per_tx, next);
+  if (optimize) exec_sqlite(ref, "INSERT INTO t(t) VALUES('optimize')");
+  sqlite3_close(ref);
+  check_sqlite_integrity(path);
+  return ncol;
+}
+
+static void sqlite_builds(const char *module, uint64_t salt) {
+  int nseed = test_long() ? 12 : 4;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + salt + (uint64_t)s * 7919 + 1;
+    const char *path = test_path("fts3.db");
+    int64_t next;
+    int ncol = sqlite_build(path, &rs, module, 6 + rn(&rs, 30), 5 + rn(&rs, 60), s % 3 == 2, &next);
+    compare_queries(path, &rs, test_long() ? 2000 : 400, ncol);
+  }
+}
+
+TEST(fts3_sqlite_builds) { sqlite_builds("fts3", 0); }
+TEST(fts4_sqlite_builds) { sqlite_builds("fts4", 101); }
+
+/* A big table: segments with leaves and interior nodes. */
+TEST(fts4_sqlite_builds_big) {
+  uint64_t rs = test_seed() + 77;
+  const char *path = test_path("fts3big.db");
+  int64_t next;
+  int ncol = sqlite_build(path, &rs, "fts4", 40, 400, 0, &next);
+  compare_queries(path, &rs, 300, ncol);
+}
+
+/* Shale writes the table (creating it, or after SQLite did): SQLite's
+ * integrity-check passes and both answer the same. */
+static void shale_writes(const char *module, uint64_t salt, int after_sqlite) {
+  int nseed = test_long() ? 10 : 3;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + salt + (uint64_t)s * 104729 + 3;
+    char name[32];
+    snprintf(name, sizeof name, "fts3w%d.db", s); /* kept apart for a failure's inspection */
+    const char *path = test_path(name);
+    int64_t next = 1;
+    int ncol;
+    if (after_sqlite) {
+      ncol = sqlite_build(path, &rs, module, 3 + rn(&rs, 20), 5 + rn(&rs, 40), 0, &next);
+    } else {
+      remove(path);
+    }
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    if (!after_sqlite) ncol = create_table(db, ex_shale, &rs, module);
+    write_docs(db, ex_shale, &rs, ncol, 5 + rn(&rs, 30), 5 + rn(&rs, 60), &next);
+    if (s % 3 == 2) ex_shale(db, "INSERT INTO t(t) VALUES('optimize')");
+    CHECK_OK(shale_close(db));
+    check_sqlite_integrity(path);
+    compare_queries(path, &rs, test_long() ? 1000 : 200, ncol);
+  }
+}
+
+TEST(fts3_shale_writes) { shale_writes("fts3", 5, 0); }
+TEST(fts4_shale_writes) { shale_writes("fts4", 6, 0); }
+TEST(fts4_shale_writes_after_sqlite) { shale_writes("fts4", 7, 1); }
+
+/* Enough transactions to merge level 0 into level 1 (16 segments) twice,
+ * and a big one for leaves in %_segments. */
+TEST(fts4_shale_merges) {
+  uint64_t rs = test_seed() + 991;
+  const char *path = test_path("fts3m.db");
+  remove(path);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  int ncol = create_table(db, ex_shale, &rs, "fts4");
+  int64_t next = 1;
+  write_docs(db, ex_shale, &rs, ncol, 40, 4, &next);
+  write_docs(db, ex_shale, &rs, ncol, 1, 600, &next);
+  CHECK_OK(shale_close(db));
+  check_sqlite_integrity(path);
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  char *lv = q_sqlite(ref, "SELECT count(*) FROM t_segdir WHERE level = 1", NULL);
+  CHECK(strcmp(lv, "0|\n") != 0);
+  free(lv);
+  lv = q_sqlite(ref, "SELECT count(*) > 0 FROM t_segments", NULL);
+  CHECK(!strcmp(lv, "1|\n"));
+  free(lv);
+  /* the same statistics as SQLite's after a rebuild */
+  char *st = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
+  char *ds = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
+  exec_sqlite(ref, "INSERT INTO t(t) VALUES('rebuild')");
+  char *st2 = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
+  char *ds2 = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
+  CHECK(!strcmp(st, st2));
+  CHECK(!strcmp(ds, ds2));
+  free(st);
+  free(st2);
+  free(ds);
+  free(ds2);
+  sqlite3_close(ref);
+  compare_queries(path, &rs, 200, ncol);
+}
+
+TEST(fts3_shale_creates) {
+  const char *path = test_path("fts3c.db");
+  remove(path);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  CHECK_OK(shale_exec(db,
+                      "CREATE VIRTUAL TABLE t USING fts4(a, b); "
+                      "CREATE VIRTUAL TABLE u USING fts3(x)",
+                      NULL, NULL, NULL));
+  char *r = q_shale(db, "SELECT count(*) FROM t WHERE t MATCH 'x'", NULL);
+  CHECK(!strcmp(r, "0|\n"));
+  free(r);
+  CHECK_OK(shale_close(db));
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  char *a = q_sqlite(ref, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
+  CHECK(!strcmp(a, ""));
+  free(a);
+  a = q_sqlite(ref, "SELECT sql FROM sqlite_master ORDER BY name", NULL);
+  CHECK(strstr(a,
+               "CREATE TABLE 't_segdir'(level INTEGER,idx INTEGER,start_block INTEGER,"
+               "leaves_end_block INTEGER,end_block INTEGER,root BLOB,PRIMARY KEY(level, idx))") !=
+        NULL);
+  free(a);
+  exec_sqlite(ref, "INSERT INTO t VALUES('hello world', 'x')");
+  sqlite3_close(ref);
+  CHECK_OK(shale_open(path, &db));
+  r = q_shale(db, "SELECT docid, a FROM t WHERE t MATCH 'hello'", NULL);
+  CHECK(!strcmp(r, "1|hello world|\n"));
+  free(r);
+  CHECK_OK(shale_exec(db, "DROP TABLE u", NULL, NULL, NULL));
+  r = q_shale(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'u%'", NULL);
+  CHECK(!strcmp(r, "0|\n"));
+  free(r);
+  CHECK_OK(shale_close(db));
+}
