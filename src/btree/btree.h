@@ -233,6 +233,16 @@ const void *btree_payload_fetch(BtCursor *, uint32_t *navail);
  * or its saved position lost, as btree_eof) gives *p = NULL and SHALE_OK; a
  * cell that does not parse gives its error. */
 int btree_payload(BtCursor *, const void **p, uint32_t *n, uint32_t *navail);
+/* btree_payload for a reader that handles only a payload wholly on its page:
+ * {p, n} then, else {NULL, 0} (no entry, overflow pages, or a cell that does
+ * not parse: btree_payload then tells which). Returned in registers, so a
+ * row fetch pays no stores and reloads of out-parameters. Valid as
+ * btree_payload_fetch's. */
+typedef struct BtLocal {
+  const uint8_t *p;
+  uint32_t n;
+} BtLocal;
+BtLocal btree_payload_local(BtCursor *);
 /* Copy n payload bytes from offset, following overflow pages.
  * SHALE_CORRUPT if the chain is broken or offset+n exceeds the payload. */
 int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);

@@ -1223,8 +1223,9 @@ __attribute__((noinline)) static int payload_slow(BtCursor *c, const void **p, u
 
 /* The scan's path (a cell parse per row), kept small: a VALID cursor on a
  * leaf whose cell leaf_cell_quick parses; everything else goes to
- * payload_slow, which repeats the checks. */
-int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+ * payload_slow, which repeats the checks. Inline in both entry points. */
+static inline __attribute__((always_inline)) int payload_at(BtCursor *c, const void **p,
+                                                            uint32_t *n, uint32_t *navail) {
   if (c->state == CUR_VALID) {
     PgPage *pg = c->pg[c->depth - 1];
     const MemPage *m = page_mem(pg);
@@ -1279,6 +1280,21 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
     }
   }
   return payload_slow(c, p, n, navail);
+}
+
+int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+  return payload_at(c, p, n, navail);
+}
+
+BtLocal btree_payload_local(BtCursor *c) {
+  const void *p;
+  uint32_t n, navail;
+  BtLocal r = {NULL, 0};
+  if (payload_at(c, &p, &n, &navail) == SHALE_OK && p && navail >= n) {
+    r.p = p;
+    r.n = n;
+  }
+  return r;
 }
 
 int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {

@@ -398,14 +398,11 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
  * which fetches the payload again (the cursor keeps the cell parsed). */
 static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCursor *c, int want) {
   if (!c->bc) return cursor_cache_cols(v, c, want);
-  const void *local;
-  uint32_t n, navail;
-  int rc = btree_payload(c->bc, &local, &n, &navail);
-  if (rc) return rc;
-  const uint8_t *rec = local;
-  if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
+  BtLocal l = btree_payload_local(c->bc);
+  const uint8_t *rec = l.p;
+  if (!rec || l.n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > l.n)
     return cursor_cache_cols(v, c, want);
-  return cache_record(c, rec, n, rec[0], 1, want, 1); /* a B-tree cursor: never a pseudo one */
+  return cache_record(c, rec, l.n, rec[0], 1, want, 1); /* a B-tree cursor: never a pseudo one */
 }
 
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
@@ -427,11 +424,10 @@ static inline __attribute__((always_inline)) int cursor_record(VmCursor *c, cons
     return c->rec != NULL;
   }
   if (!c->bc) return 0;
-  const void *local;
-  uint32_t navail;
-  if (btree_payload(c->bc, &local, n, &navail) || !local || navail < *n) return 0;
-  *rec = local;
-  return 1;
+  BtLocal l = btree_payload_local(c->bc);
+  *rec = l.p;
+  *n = l.n;
+  return l.p != NULL;
 }
 
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
@@ -1954,15 +1950,19 @@ cmp_general: {
       CHK(cursor_cache_quick(v, c, op->p2 + 8));
     else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
       CHK(header_parse(c, op->p2 + 8));
-    value_clear(out);
     if (op->p2 < c->hdr_ncol) {
+      /* the decode sets every field value_clear would: only release */
+      if (out->flags & VAL_OWNED) shale_free((void *)out->z);
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
       if (c->colfix) { /* the rare column fix-ups, one test on the usual path */
         if (c->colfix & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
       }
-    } else if (op->p4type == P4_VALUE) {
-      *out = *op->p4.v;
-      out->flags = 0;
+    } else {
+      value_clear(out);
+      if (op->p4type == P4_VALUE) {
+        *out = *op->p4.v;
+        out->flags = 0;
+      }
     }
     if (op->p5 & VM_COLUMN_REAL) { /* and the RealAffinity after it */
       if (out->type == SHALE_INTEGER) value_set_real(out, (double)out->i);
