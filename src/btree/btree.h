@@ -202,6 +202,11 @@ int btree_last(BtCursor *, int *empty);
  * there is none. */
 int btree_next(BtCursor *, int *eof);
 int btree_prev(BtCursor *, int *eof);
+/* btree_next / btree_prev with the end in the result: SHALE_OK on an entry,
+ * SHALE_DONE past the last (first), else the error (a scan's step pays no
+ * out-parameter). */
+int btree_next_row(BtCursor *);
+int btree_prev_row(BtCursor *);
 /* 1 if the cursor is on no entry. */
 int btree_eof(BtCursor *);
 

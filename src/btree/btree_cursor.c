@@ -1078,18 +1078,37 @@ __attribute__((noinline)) static int next_slow(BtCursor *c, int *eof) {
   }
 }
 
-int btree_next(BtCursor *c, int *eof) {
-  if (c->state == CUR_VALID && c->skip == 0) { /* the scan's step: the next cell of a leaf */
+/* The scan's step, the next cell of a leaf: 1 if taken, 0 for next_slow. */
+static inline __attribute__((always_inline)) int next_in_leaf(BtCursor *c) {
+  if (c->state == CUR_VALID && c->skip == 0) {
     int t = c->depth - 1;
     const MemPage *m = top(c);
     if (m->leaf && c->idx[t] + 1 < m->ncell) {
       c->idx[t]++;
       moved(c);
-      *eof = 0;
-      return SHALE_OK;
+      return 1;
     }
   }
+  return 0;
+}
+
+int btree_next(BtCursor *c, int *eof) {
+  if (next_in_leaf(c)) {
+    *eof = 0;
+    return SHALE_OK;
+  }
   return next_slow(c, eof);
+}
+
+int btree_next_row(BtCursor *c) {
+  if (next_in_leaf(c)) return SHALE_OK;
+  int eof, rc = next_slow(c, &eof);
+  return rc ? rc : eof ? SHALE_DONE : SHALE_OK;
+}
+
+int btree_prev_row(BtCursor *c) {
+  int eof, rc = btree_prev(c, &eof);
+  return rc ? rc : eof ? SHALE_DONE : SHALE_OK;
 }
 
 int btree_prev(BtCursor *c, int *eof) {

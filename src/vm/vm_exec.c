@@ -918,6 +918,12 @@ int vm_step(Vm *v) {
     jt = (unsigned)(to); \
     goto dispatch;       \
   } while (0)
+/* A jump to the p2 of an op vm_builder_finish checked (its jumps_unchecked) */
+#define JUMP_IN(to)     \
+  do {                  \
+    op = &ops[(to)];    \
+    goto dispatch_next; \
+  } while (0)
 #define FAIL(code) \
   do {             \
     rc = (code);   \
@@ -1334,21 +1340,20 @@ dispatch_next:
    * result: no affinity but TEXT changes them, and they compare in place with
    * the op's own operator (a NaN, which no register should hold, takes the
    * general path, as does a result stored in p2). */
-#define CMP_FAST(OPR)                                                                 \
-  {                                                                                   \
-    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];                             \
-    unsigned fl = op->p5 & (VM_AFF_MASK | VM_STOREP2); /* VM_STOREP2 > VM_AFF_MASK */ \
-    if (pa->type == pb->type && fl != 2 && fl < VM_STOREP2) {                         \
-      if (pa->type == SHALE_INTEGER) {                                                \
-        if (pa->i OPR pb->i) JUMP(op->p2);                                            \
-        NEXT();                                                                       \
-      }                                                                               \
-      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) {             \
-        if (pa->r OPR pb->r) JUMP(op->p2);                                            \
-        NEXT();                                                                       \
-      }                                                                               \
-    }                                                                                 \
-    goto cmp_general;                                                                 \
+#define CMP_FAST(OPR)                                                     \
+  {                                                                       \
+    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];                 \
+    if (pa->type == pb->type && !(op->p5 & VM_CMP_SLOW)) {                \
+      if (pa->type == SHALE_INTEGER) {                                    \
+        if (pa->i OPR pb->i) JUMP_IN(op->p2);                             \
+        NEXT();                                                           \
+      }                                                                   \
+      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) { \
+        if (pa->r OPR pb->r) JUMP_IN(op->p2);                             \
+        NEXT();                                                           \
+      }                                                                   \
+    }                                                                     \
+    goto cmp_general;                                                     \
   }
   // clang-format off
   CASE(Eq) CMP_FAST(==)
@@ -1792,21 +1797,31 @@ cmp_general: {
     if (empty) JUMP(op->p2);
     NEXT();
   }
-  CASE(Next)
+  /* (a cursor already at its end stays there: SHALE_DONE); FULLSCAN_STEP
+   * counts the steps that reached a row, as SQLite; p2 is within the
+   * program (vm_builder_finish) */
+#define STEP_ROW(c, step)                                           \
+  do {                                                              \
+    (c)->cache_ok = 0;                                              \
+    (c)->nullrow = 0;                                               \
+    rc = step((c)->bc);                                             \
+    if (rc == SHALE_OK) {                                           \
+      if ((c)->kind == VMC_TABLE && !(c)->eph_root) v->nfullscan++; \
+      JUMP_IN(op->p2);                                              \
+    }                                                               \
+    if (rc != SHALE_DONE) goto abort;                               \
+    rc = SHALE_OK;                                                  \
+    NEXT();                                                         \
+  } while (0)
+  CASE(Next) {
+    VmCursor *c = &v->cur[op->p1];
+    STEP_ROW(c, btree_next_row);
+  }
   CASE(Prev) {
     VmCursor *c = &v->cur[op->p1];
-    int eof;
-    c->cache_ok = 0;
-    c->nullrow = 0;
-    /* (a cursor already at its end stays there: eof) */
-    CHK(op->op == OP_Next ? btree_next(c->bc, &eof) : btree_prev(c->bc, &eof));
-    if (!eof) {
-      /* FULLSCAN_STEP counts the steps that reached a row, as SQLite */
-      if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
-      JUMP(op->p2);
-    }
-    NEXT();
+    STEP_ROW(c, btree_prev_row);
   }
+#undef STEP_ROW
   CASE(SeekRowid)
   CASE(NotExists) {
     VmCursor *c = &v->cur[op->p1];
@@ -1895,7 +1910,7 @@ cmp_general: {
                : op->op == OP_IdxGT ? res > 0
                : op->op == OP_IdxLE ? res <= 0
                                     : res < 0;
-    if (jump) JUMP(op->p2);
+    if (jump) JUMP_IN(op->p2);
     NEXT();
   }
   CASE(Found)
@@ -1944,12 +1959,11 @@ cmp_general: {
       value_clear(out);
       NEXT();
     }
-    /* a few columns past the one asked for: the next Column of this row
-     * usually wants one of them */
+    /* a few columns past the one asked for (VM_COLUMN_AHEAD) */
     if (!c->cache_ok)
-      CHK(cursor_cache_quick(v, c, op->p2 + 8));
+      CHK(cursor_cache_quick(v, c, op->p2 + 1 + VM_COLUMN_AHEAD(op->p5)));
     else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
-      CHK(header_parse(c, op->p2 + 8));
+      CHK(header_parse(c, op->p2 + 1 + VM_COLUMN_AHEAD(op->p5)));
     if (op->p2 < c->hdr_ncol) {
       /* the decode sets every field value_clear would: only release */
       if (out->flags & VAL_OWNED) shale_free((void *)out->z);
