@@ -70,6 +70,9 @@ static void invalidate_all(Vm *v) {
   for (VmCursor *c = v->cur, *end = c + v->prog->ncursor; c < end; c++) c->cache_ok = 0;
 }
 
+/* The Column fix-ups of the records the next open of a cursor reads. */
+static int next_colfix(const Vm *v) { return v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; }
+
 void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->win) {
     vm_win_free(c->win);
@@ -78,15 +81,19 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->bc) btree_cursor_close(c->bc); /* parked or not */
   c->bc = NULL;
   c->parked = 0;
-  btree_bulk_free(c->bulk); /* not finished: an error stopped the program */
-  c->bulk = NULL;
+  if (c->bulk) { /* not finished: an error stopped the program */
+    btree_bulk_free(c->bulk);
+    c->bulk = NULL;
+  }
   if (c->vc || c->inl) vm_vtab_close(c);
   c->kind = VMC_NONE;
   c->ki = NULL;
-  shale_free(c->ki_own);
-  c->ki_own = NULL;
+  if (c->ki_own) {
+    shale_free(c->ki_own);
+    c->ki_own = NULL;
+  }
   c->nullrow = 0;
-  c->colfix = v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; /* the next open's records */
+  c->colfix = next_colfix(v);
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
@@ -105,6 +112,13 @@ void vm_close_run(Vm *v, int park) {
     VmCursor *c = &v->cur[i];
     c->nc_n = 0; /* a NoConflict's place is for this run's next IdxInsert only */
     if (c->parked && c->bc) continue; /* from an earlier run, still kept */
+    if (c->kind == VMC_NONE && !c->bc && !c->win && !c->inl && !c->ki_own && !c->eph_root &&
+        !c->spill && !c->nullrow) {
+      /* closed already (the halt's close, then the reset's), or never
+       * opened: only the next open's text fix-up to refresh */
+      c->colfix = next_colfix(v);
+      continue;
+    }
     if (park && c->bc && (c->kind == VMC_TABLE || c->kind == VMC_INDEX) && !c->eph_root &&
         !(v->own_mask & (1u << c->db)) && btree_cursor_park(c->bc, &c->bc)) {
       c->parked = 1;
