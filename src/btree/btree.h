@@ -202,6 +202,11 @@ int btree_last(BtCursor *, int *empty);
  * there is none. */
 int btree_next(BtCursor *, int *eof);
 int btree_prev(BtCursor *, int *eof);
+/* btree_next / btree_prev with the end in the result: SHALE_OK on an entry,
+ * SHALE_DONE past the last (first), else the error (a scan's step pays no
+ * out-parameter). */
+int btree_next_row(BtCursor *);
+int btree_prev_row(BtCursor *);
 /* 1 if the cursor is on no entry. */
 int btree_eof(BtCursor *);
 
@@ -233,6 +238,16 @@ const void *btree_payload_fetch(BtCursor *, uint32_t *navail);
  * or its saved position lost, as btree_eof) gives *p = NULL and SHALE_OK; a
  * cell that does not parse gives its error. */
 int btree_payload(BtCursor *, const void **p, uint32_t *n, uint32_t *navail);
+/* btree_payload for a reader that handles only a payload wholly on its page:
+ * {p, n} then, else {NULL, 0} (no entry, overflow pages, or a cell that does
+ * not parse: btree_payload then tells which). Returned in registers, so a
+ * row fetch pays no stores and reloads of out-parameters. Valid as
+ * btree_payload_fetch's. */
+typedef struct BtLocal {
+  const uint8_t *p;
+  uint32_t n;
+} BtLocal;
+BtLocal btree_payload_local(BtCursor *);
 /* Copy n payload bytes from offset, following overflow pages.
  * SHALE_CORRUPT if the chain is broken or offset+n exceeds the payload. */
 int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);

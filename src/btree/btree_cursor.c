@@ -1078,18 +1078,37 @@ __attribute__((noinline)) static int next_slow(BtCursor *c, int *eof) {
   }
 }
 
-int btree_next(BtCursor *c, int *eof) {
-  if (c->state == CUR_VALID && c->skip == 0) { /* the scan's step: the next cell of a leaf */
+/* The scan's step, the next cell of a leaf: 1 if taken, 0 for next_slow. */
+static inline __attribute__((always_inline)) int next_in_leaf(BtCursor *c) {
+  if (c->state == CUR_VALID && c->skip == 0) {
     int t = c->depth - 1;
     const MemPage *m = top(c);
     if (m->leaf && c->idx[t] + 1 < m->ncell) {
       c->idx[t]++;
       moved(c);
-      *eof = 0;
-      return SHALE_OK;
+      return 1;
     }
   }
+  return 0;
+}
+
+int btree_next(BtCursor *c, int *eof) {
+  if (next_in_leaf(c)) {
+    *eof = 0;
+    return SHALE_OK;
+  }
   return next_slow(c, eof);
+}
+
+int btree_next_row(BtCursor *c) {
+  if (next_in_leaf(c)) return SHALE_OK;
+  int eof, rc = next_slow(c, &eof);
+  return rc ? rc : eof ? SHALE_DONE : SHALE_OK;
+}
+
+int btree_prev_row(BtCursor *c) {
+  int eof, rc = btree_prev(c, &eof);
+  return rc ? rc : eof ? SHALE_DONE : SHALE_OK;
 }
 
 int btree_prev(BtCursor *c, int *eof) {
@@ -1223,8 +1242,9 @@ __attribute__((noinline)) static int payload_slow(BtCursor *c, const void **p, u
 
 /* The scan's path (a cell parse per row), kept small: a VALID cursor on a
  * leaf whose cell leaf_cell_quick parses; everything else goes to
- * payload_slow, which repeats the checks. */
-int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+ * payload_slow, which repeats the checks. Inline in both entry points. */
+static inline __attribute__((always_inline)) int payload_at(BtCursor *c, const void **p,
+                                                            uint32_t *n, uint32_t *navail) {
   if (c->state == CUR_VALID) {
     PgPage *pg = c->pg[c->depth - 1];
     const MemPage *m = page_mem(pg);
@@ -1279,6 +1299,21 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
     }
   }
   return payload_slow(c, p, n, navail);
+}
+
+int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+  return payload_at(c, p, n, navail);
+}
+
+BtLocal btree_payload_local(BtCursor *c) {
+  const void *p;
+  uint32_t n, navail;
+  BtLocal r = {NULL, 0};
+  if (payload_at(c, &p, &n, &navail) == SHALE_OK && p && navail >= n) {
+    r.p = p;
+    r.n = n;
+  }
+  return r;
 }
 
 int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {

@@ -446,7 +446,8 @@ int64_t pager_set_mmap_size(Pager *p, int64_t n) {
   p->mmap_user = n;
   p->mmap_limit = n;
   if (n == 0 && !p->map && p->map_len > 0) {
-    os_map(p->fd, 0); /* no fetch is out between read transactions */
+    pager_cache_own_all(p, 0); /* (pager_cache.c invariant 10) */
+    os_map(p->fd, 0);          /* no fetch is out between read transactions */
     p->map_len = 0;
   }
   return n;
@@ -1109,6 +1110,7 @@ int pager_savepoint_rollback(Pager *p, int idx) {
       PgPage *pg;
       int rc = pager_get(p, r->pgno, PAGER_GET_NOCONTENT, &pg);
       if (rc != SHALE_OK) return pager_set_error(p, rc);
+      pager_page_own(p, pg, 0);
       rc = sub_read(p, r, pg->v.data);
       if (rc != SHALE_OK) {
         pager_unref(pg);
@@ -1167,6 +1169,10 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   if (pg) {
     p->stats.hits++;
     pager_ref(pg);
+    /* a write transaction works on own buffers only, so that a data
+     * pointer taken before pager_write stays good (pager_cache.c
+     * invariant 10) */
+    if (p->txn == PAGER_TXN_WRITE) pager_page_own(p, pg, 1);
     *out = pg;
     return SHALE_OK;
   }
@@ -1181,7 +1187,7 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   if (flags & PAGER_GET_NOCONTENT) {
     /* A new page past the end is left as it is: the caller overwrites it
      * all (pager.h); one inside the file reads as zeros. */
-    if (pgno <= p->db_size) memset(pg->v.data, 0, p->page_size);
+    if (pgno <= p->db_size) memset(pg->v.data, 0, p->page_size); /* (its own: just made) */
     memset(pg->v.extra, 0, (size_t)p->extra_size);
   } else {
     rc = pager_read_page(p, pg);
@@ -1240,9 +1246,10 @@ int pager_peek(Pager *p, uint32_t pgno, const uint8_t **out) {
 PgPage *pager_lookup(Pager *p, uint32_t pgno) {
   if (p->err || p->txn == PAGER_TXN_NONE) return NULL;
   PgPage *pg = pager_cache_find(p, pgno);
-  if (pg)
+  if (pg) {
     pager_ref(pg);
-  else if (p->appc)
+    if (p->txn == PAGER_TXN_WRITE) pager_page_own(p, pg, 1); /* as pager_get */
+  } else if (p->appc)
     pg = pager_cache_app_kept(p, pgno);
   return pg;
 }
@@ -1281,6 +1288,7 @@ int pager_write(PgPage *pg) {
   /* Already journalled and saved for every savepoint (invariant 5 of
    * pager_int.h): nothing to do, as on most writes of a busy page. */
   if ((pg->flags & PG_DIRTY) && pg->spgen == p->spgen && pg->pgno <= p->db_size) return SHALE_OK;
+  pager_page_own(p, pg, 1); /* a page read in place (pager_cache.c invariant 10) */
   int rc = prepare_write(p, pg);
   if (rc != SHALE_OK) return rc;
   pg->spgen = p->spgen;
@@ -1325,7 +1333,9 @@ int pager_check(Pager *p) {
             return SHALE_INTERNAL;
       }
       if (pg->nref > 0) nrefd++;
-      if (pg->v.data != (pg->app ? pg->app->buf : (uint8_t *)(pg + 1))) return SHALE_INTERNAL;
+      /* a page read in place is clean and in the built-in cache (pager_cache.c
+       * invariant 10) */
+      if (pager_page_mapped(pg) && ((pg->flags & PG_DIRTY) || pg->app)) return SHALE_INTERNAL;
       if ((pg->app != NULL) != (p->app.fetch != NULL)) return SHALE_INTERNAL; /* invariant 9 */
     }
   }

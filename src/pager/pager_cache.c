@@ -10,7 +10,9 @@
  *  1. A page is on the LRU list iff nref == 0 and it is clean; it is on the
  *     dirty list iff PG_DIRTY is set. ndirty / nrefd / ncached count them.
  *  2. Eviction only takes pages from the LRU list (clean, unreferenced), so a
- *     referenced page is never evicted and its data pointer stays valid.
+ *     referenced page is never evicted and its data pointer stays valid (a
+ *     page read in place may move to its own buffer, invariant 10: the old
+ *     pointer still reads the map).
  *  3. A spill writes only unreferenced dirty pages, and only after the
  *     journal was synced and EXCLUSIVE is held; a referenced dirty page may
  *     still be being modified by the layer above, so it is left dirty. In
@@ -23,7 +25,7 @@
  *     drop_above, free_all) cost O(cached pages), never O(buckets); they
  *     take the next page before acting on the current one and add none.
  *  6. Mapped reads: during a read transaction (map != NULL), pages
- *     wholly within [0, map_bytes) are copied from the read-only map of the
+ *     wholly within [0, map_bytes) are read from the read-only map of the
  *     database file, where map_bytes <= the file size learned at the start of
  *     the transaction (fstat in read_header, or here when map_refresh asks
  *     for it), so no byte past the file's end then is touched (another
@@ -65,6 +67,25 @@
  *     pages are asked for with create 1, after a spill of dirty pages if the
  *     application cache holds the cache size or more (SQLite's cache_spill),
  *     and then with create 2 after a spill; NULL then is SHALE_NOMEM.
+ * 10. In place: a clean page read from the map outside a write transaction
+ *     is not copied; its data points into the map (pager_page_mapped) --
+ *     only with the built-in cache: under an application cache (invariant 9)
+ *     a page's own buffer is the application's memory, which the pager may
+ *     not leave behind, so every read there copies into it. That
+ *     stays valid while the pager's os_map size is unchanged (the map of an
+ *     inode goes only when the last of its users asks for another size),
+ *     however many transactions later: the content there is the file's, and
+ *     every way the file can change under a cached page is a cache
+ *     invalidation first (invariant 6; another process's change is seen at
+ *     the next read transaction, WAL frames are read from the log).
+ *     Whatever writes a page's data first gives it its own buffer again
+ *     (pager_page_own): in a write transaction pager_get and pager_lookup (a
+ *     copy), so the layer above, which may take a data pointer before
+ *     pager_write, only ever sees own buffers there; pager_write too (a page
+ *     held since before the write transaction); the reload and zeroing of a
+ *     cached page; savepoint and memory-journal restores. Before the pager
+ *     maps another size or truncates the file, every mapped page gets a copy
+ *     (pager_cache_own_all), so no data pointer outlives its map.
  */
 #include <assert.h>
 #include <limits.h>
@@ -430,6 +451,7 @@ void pager_map_count(Pager *p) {
 }
 
 int pager_read_page(Pager *p, PgPage *pg) {
+  pager_page_own(p, pg, 0); /* (a reload of a mapped page) */
   memset(pg->v.extra, 0, (size_t)p->extra_size);
   if (pg->pgno > p->db_size) {
     memset(pg->v.data, 0, p->page_size);
@@ -442,7 +464,11 @@ int pager_read_page(Pager *p, PgPage *pg) {
     if (frame) return wal_read_frame(p->wal, frame, pg->v.data);
   }
   if ((int64_t)pg->pgno * p->page_size <= p->map_bytes) {
-    memcpy(pg->v.data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
+    const uint8_t *at = p->map + (size_t)(pg->pgno - 1) * p->page_size;
+    if (p->txn == PAGER_TXN_WRITE || pg->app)
+      memcpy(pg->v.data, at, p->page_size);
+    else
+      pg->v.data = (uint8_t *)at; /* in place (invariant 10) */
     pager_map_count(p);
     return SHALE_OK;
   }
@@ -460,7 +486,10 @@ void pager_map_begin(Pager *p) {
   assert(!p->map);
   if (p->memory || !os_can_map(p->fd)) return;
   if (p->mmap_limit <= 0) {
-    if (p->map_len > 0) os_map(p->fd, 0); /* turned off during a transaction */
+    if (p->map_len > 0) {
+      pager_cache_own_all(p, 0);
+      os_map(p->fd, 0); /* turned off during a transaction */
+    }
     p->map_len = 0;
     return;
   }
@@ -479,6 +508,7 @@ void pager_map_begin(Pager *p) {
      * first fsz bytes are ever read. */
     int64_t len = (want + (4 << 20)) & ~(int64_t)((4 << 20) - 1);
     if (len > p->mmap_limit) len = want;
+    pager_cache_own_all(p, 0); /* the old map may go (invariant 10) */
     if (os_map(p->fd, len) != SHALE_OK) {
       p->map_len = 0;
       return;
@@ -492,6 +522,7 @@ void pager_map_begin(Pager *p) {
 }
 
 int pager_file_truncate(Pager *p, int64_t size) {
+  pager_cache_own_all(p, (uint32_t)(size / p->page_size)); /* pages past the new end */
   if (p->map_bytes > size) p->map_bytes = size;
   if (p->fsz > size) p->fsz = size;
   return os_truncate(p->fd, size);
@@ -742,6 +773,11 @@ static void app_stale(Pager *p, uint32_t from) {
   if (++p->app_gen == 0) p->app_gen = 1;
 }
 
+void pager_cache_own_all(Pager *p, uint32_t above) {
+  for (PgPage *pg = p->all_head; pg; pg = pg->anext) /* invariant 5 */
+    if (pg->pgno > above) pager_page_own(p, pg, 1);
+}
+
 int pager_cache_invalidate(Pager *p, int clean_only) {
   int rc = SHALE_OK;
   p->data_version++;
@@ -750,6 +786,7 @@ int pager_cache_invalidate(Pager *p, int clean_only) {
     if (clean_only && (pg->flags & PG_DIRTY)) continue;
     int rc2 = pager_cache_forget(p, pg);
     if (rc2 != SHALE_OK) { /* pg is referenced (still there) */
+      pager_page_own(p, pg, 0);
       memset(pg->v.data, 0, p->page_size);
       if (rc == SHALE_OK) rc = rc2;
     }
@@ -778,6 +815,7 @@ void pager_cache_drop_above(Pager *p, uint32_t n) {
       pager_cache_remove(p, pg);
     } else {
       pager_cache_make_clean(p, pg);
+      pager_page_own(p, pg, 0);
       memset(pg->v.data, 0, p->page_size);
       memset(pg->v.extra, 0, (size_t)p->extra_size);
     }

@@ -30,6 +30,7 @@
 #define SHALE_PAGER_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "pager.h"
 #include "wal.h"
@@ -304,6 +305,25 @@ void pager_map_end(Pager *);
 /* Truncate the database file to size bytes: the map stops short of the new
  * end first (invariant 6 of pager_cache.c). */
 int pager_file_truncate(Pager *, int64_t size);
+/* pg's own buffer: the application page's under an application cache
+ * (invariant 9 of pager_cache.c), else the bytes after the struct. */
+static inline uint8_t *pager_page_buf(PgPage *pg) {
+  return pg->app ? pg->app->buf : (uint8_t *)(pg + 1);
+}
+/* 1 if pg's data is read in place from the map (invariant 10 of
+ * pager_cache.c), not its own buffer; never under an application cache. */
+static inline int pager_page_mapped(PgPage *pg) { return pg->v.data != pager_page_buf(pg); }
+/* Give a mapped page its own buffer again before anything writes its data:
+ * the mapped bytes copied when keep, else left (the caller overwrites all). */
+static inline void pager_page_own(Pager *p, PgPage *pg, int keep) {
+  uint8_t *own = pager_page_buf(pg);
+  if (pg->v.data == own) return;
+  if (keep) memcpy(own, pg->v.data, p->page_size);
+  pg->v.data = own;
+}
+/* Every mapped page of the cache to its own buffer (a copy): before the map
+ * they point into goes (os_map with another size, a truncation). */
+void pager_cache_own_all(Pager *, uint32_t above);
 
 /* ---- transactions (pager.c) ---- */
 /* Acquire lock level with the busy handler. */

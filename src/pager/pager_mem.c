@@ -82,6 +82,7 @@ void pager_mem_rollback(Pager *p) {
       if (pager_cache_alloc(p, r->pgno, &pg) != SHALE_OK) continue; /* reads as zeros */
       pager_cache_insert(p, pg);
     }
+    pager_page_own(p, pg, 0);
     memcpy(pg->v.data, r->data, p->page_size);
     memset(pg->v.extra, 0, (size_t)p->extra_size);
     pager_cache_make_clean(p, pg);

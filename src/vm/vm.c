@@ -259,6 +259,27 @@ int vm_builder_regs(VmBuilder *b, int n) {
 
 int vm_builder_cursor(VmBuilder *b) { return b->prog ? b->prog->ncursor++ : 0; }
 
+static int is_compare(int op) {
+  return op == OP_Eq || op == OP_Ne || op == OP_Lt || op == OP_Le || op == OP_Gt || op == OP_Ge;
+}
+
+/* 1 for the ops whose jump to p2 the interpreter takes without a check of
+ * the target (the per-row ops of a scan: vm_exec.c JUMP_IN): vm_builder_finish
+ * checks it instead, against 0..nop (ops[nop] is the Halt it adds). */
+static int jumps_unchecked(const VmOp *o) {
+  switch (o->op) {
+    case OP_Next:
+    case OP_Prev:
+    case OP_IdxGE:
+    case OP_IdxGT:
+    case OP_IdxLE:
+    case OP_IdxLT:
+      return 1;
+    default: /* a comparison's p2 with VM_STOREP2 is a register */
+      return is_compare(o->op) && !(o->p5 & VM_STOREP2);
+  }
+}
+
 static int fix_label(VmBuilder *b, int32_t *x) {
   if (*x >= 0) return SHALE_OK;
   int i = -1 - *x;
@@ -270,6 +291,30 @@ static int fix_label(VmBuilder *b, int32_t *x) {
 void vm_builder_abort(VmBuilder *b) {
   vm_program_free(b->prog); /* and the labels, in its arena */
   memset(b, 0, sizeof *b);
+}
+
+/* Each Column's read-ahead (VM_COLUMN_AHEAD): 7 columns, cut at the last
+ * column the program reads from the cursor, so a scan reading the first
+ * columns of a wide row parses no more of each header than it uses. Without
+ * memory for the per-cursor maxima every Column keeps 7. */
+static void column_ahead(VmProgram *p) {
+  int nc = p->ncursor > 0 ? p->ncursor : 0, few[64];
+  int *last = nc <= 64 ? few : shale_malloc((size_t)nc * sizeof *last);
+  if (last)
+    for (int i = 0; i < nc; i++) last[i] = -1;
+  for (int a = 0; last && a < p->nop; a++) {
+    const VmOp *o = &p->ops[a];
+    if (o->op == OP_Column && o->p1 >= 0 && o->p1 < nc && o->p2 > last[o->p1]) last[o->p1] = o->p2;
+  }
+  for (int a = 0; a < p->nop; a++) {
+    VmOp *o = &p->ops[a];
+    if (o->op != OP_Column) continue;
+    int ahead = 7;
+    if (last && o->p1 >= 0 && o->p1 < nc && last[o->p1] - o->p2 < ahead)
+      ahead = last[o->p1] - o->p2;
+    o->p5 = (uint8_t)((o->p5 & ~(7 << 1)) | ahead << 1);
+  }
+  if (last != few) shale_free(last);
 }
 
 int vm_builder_finish(VmBuilder *b, VmProgram **out) {
@@ -285,12 +330,18 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
       if (rc == SHALE_OK) rc = fix_label(b, &o->p3);
     }
     if (rc == SHALE_OK && o->op == OP_InitCoroutine) rc = fix_label(b, &o->p3);
+    if (rc == SHALE_OK && jumps_unchecked(o) && (o->p2 < 0 || o->p2 > p->nop)) rc = SHALE_INTERNAL;
+    if (is_compare(o->op)) {
+      int slow = (o->p5 & VM_AFF_MASK) == VM_CMP_AFF(AFF_TEXT) || (o->p5 & VM_STOREP2);
+      o->p5 = (uint8_t)((o->p5 & ~VM_CMP_SLOW) | (slow ? VM_CMP_SLOW : 0));
+    }
   }
   for (int a = 0; rc == SHALE_OK && a + 1 < p->nop; a++) {
     VmOp *o = &p->ops[a];
     if (o->op == OP_Column && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
       o->p5 |= VM_COLUMN_REAL;
   }
+  if (rc == SHALE_OK) column_ahead(p);
   /* a Halt past the last op (not counted in nop): running off the end
    * halts there, so the interpreter checks pc only at jumps */
   if (rc == SHALE_OK && vm_builder_add(b, OP_Halt, 0, 0, 0) < 0) rc = b->rc;

@@ -55,8 +55,12 @@ int vm_opcode_jumps(int op);
 #define VM_NULLEQ 0x80
 /* Affinity in comparison p5: p5 & VM_AFF_MASK is 0 (none) or 1..5 for
  * AFF_BLOB..AFF_REAL; storing the letter itself ('C' = 0x43) also works, as
- * in SQLite (bit 0x40 is ignored). */
+ * in SQLite (a code generator's bit 0x40 is ignored). */
 #define VM_AFF_MASK 0x0f
+/* Comparison p5, set by vm_builder_finish (in place of the letter's 0x40):
+ * the op stores its result in p2 or compares under TEXT affinity, so two
+ * integers or two reals do not take the fast path. */
+#define VM_CMP_SLOW 0x40
 #define VM_CMP_AFF(letter) ((uint8_t)((letter) - 'A' + 1))
 
 /* Insert/Delete p5 flags (SQLite's values). */
@@ -79,6 +83,11 @@ int vm_opcode_jumps(int op);
  * is a RealAffinity of the Column's register, which Column then does itself
  * and skips (the RealAffinity stays in place for jumps that reach it). */
 #define VM_COLUMN_REAL 0x01
+/* Column p5 bits 1-3, set by vm_builder_finish: how many columns past p2 the
+ * header parse of a row reads ahead (the next Column of the row usually wants
+ * one of them), at most 7 and no further than the last column any Column of
+ * the program reads from that cursor. */
+#define VM_COLUMN_AHEAD(p5) (((p5) >> 1) & 7)
 /* Transaction p5: 1 = check the schema cookie in p3. */
 #define VM_TXN_CHECK_COOKIE 0x01
 

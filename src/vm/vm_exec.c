@@ -70,6 +70,9 @@ static void invalidate_all(Vm *v) {
   for (VmCursor *c = v->cur, *end = c + v->prog->ncursor; c < end; c++) c->cache_ok = 0;
 }
 
+/* The Column fix-ups of the records the next open of a cursor reads. */
+static int next_colfix(const Vm *v) { return v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; }
+
 void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->win) {
     vm_win_free(c->win);
@@ -78,15 +81,19 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->bc) btree_cursor_close(c->bc); /* parked or not */
   c->bc = NULL;
   c->parked = 0;
-  btree_bulk_free(c->bulk); /* not finished: an error stopped the program */
-  c->bulk = NULL;
+  if (c->bulk) { /* not finished: an error stopped the program */
+    btree_bulk_free(c->bulk);
+    c->bulk = NULL;
+  }
   if (c->vc || c->inl) vm_vtab_close(c);
   c->kind = VMC_NONE;
   c->ki = NULL;
-  shale_free(c->ki_own);
-  c->ki_own = NULL;
+  if (c->ki_own) {
+    shale_free(c->ki_own);
+    c->ki_own = NULL;
+  }
   c->nullrow = 0;
-  c->colfix = v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; /* the next open's records */
+  c->colfix = next_colfix(v);
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
@@ -105,6 +112,13 @@ void vm_close_run(Vm *v, int park) {
     VmCursor *c = &v->cur[i];
     c->nc_n = 0; /* a NoConflict's place is for this run's next IdxInsert only */
     if (c->parked && c->bc) continue; /* from an earlier run, still kept */
+    if (c->kind == VMC_NONE && !c->bc && !c->win && !c->inl && !c->ki_own && !c->eph_root &&
+        !c->spill && !c->nullrow) {
+      /* closed already (the halt's close, then the reset's), or never
+       * opened: only the next open's text fix-up to refresh */
+      c->colfix = next_colfix(v);
+      continue;
+    }
     if (park && c->bc && (c->kind == VMC_TABLE || c->kind == VMC_INDEX) && !c->eph_root &&
         !(v->own_mask & (1u << c->db)) && btree_cursor_park(c->bc, &c->bc)) {
       c->parked = 1;
@@ -398,14 +412,11 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
  * which fetches the payload again (the cursor keeps the cell parsed). */
 static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCursor *c, int want) {
   if (!c->bc) return cursor_cache_cols(v, c, want);
-  const void *local;
-  uint32_t n, navail;
-  int rc = btree_payload(c->bc, &local, &n, &navail);
-  if (rc) return rc;
-  const uint8_t *rec = local;
-  if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
+  BtLocal l = btree_payload_local(c->bc);
+  const uint8_t *rec = l.p;
+  if (!rec || l.n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > l.n)
     return cursor_cache_cols(v, c, want);
-  return cache_record(c, rec, n, rec[0], 1, want, 1); /* a B-tree cursor: never a pseudo one */
+  return cache_record(c, rec, l.n, rec[0], 1, want, 1); /* a B-tree cursor: never a pseudo one */
 }
 
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
@@ -427,11 +438,10 @@ static inline __attribute__((always_inline)) int cursor_record(VmCursor *c, cons
     return c->rec != NULL;
   }
   if (!c->bc) return 0;
-  const void *local;
-  uint32_t navail;
-  if (btree_payload(c->bc, &local, n, &navail) || !local || navail < *n) return 0;
-  *rec = local;
-  return 1;
+  BtLocal l = btree_payload_local(c->bc);
+  *rec = l.p;
+  *n = l.n;
+  return l.p != NULL;
 }
 
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
@@ -922,6 +932,12 @@ int vm_step(Vm *v) {
     jt = (unsigned)(to); \
     goto dispatch;       \
   } while (0)
+/* A jump to the p2 of an op vm_builder_finish checked (its jumps_unchecked) */
+#define JUMP_IN(to)     \
+  do {                  \
+    op = &ops[(to)];    \
+    goto dispatch_next; \
+  } while (0)
 #define FAIL(code) \
   do {             \
     rc = (code);   \
@@ -1338,21 +1354,20 @@ dispatch_next:
    * result: no affinity but TEXT changes them, and they compare in place with
    * the op's own operator (a NaN, which no register should hold, takes the
    * general path, as does a result stored in p2). */
-#define CMP_FAST(OPR)                                                                 \
-  {                                                                                   \
-    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];                             \
-    unsigned fl = op->p5 & (VM_AFF_MASK | VM_STOREP2); /* VM_STOREP2 > VM_AFF_MASK */ \
-    if (pa->type == pb->type && fl != 2 && fl < VM_STOREP2) {                         \
-      if (pa->type == SHALE_INTEGER) {                                                \
-        if (pa->i OPR pb->i) JUMP(op->p2);                                            \
-        NEXT();                                                                       \
-      }                                                                               \
-      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) {             \
-        if (pa->r OPR pb->r) JUMP(op->p2);                                            \
-        NEXT();                                                                       \
-      }                                                                               \
-    }                                                                                 \
-    goto cmp_general;                                                                 \
+#define CMP_FAST(OPR)                                                     \
+  {                                                                       \
+    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];                 \
+    if (pa->type == pb->type && !(op->p5 & VM_CMP_SLOW)) {                \
+      if (pa->type == SHALE_INTEGER) {                                    \
+        if (pa->i OPR pb->i) JUMP_IN(op->p2);                             \
+        NEXT();                                                           \
+      }                                                                   \
+      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) { \
+        if (pa->r OPR pb->r) JUMP_IN(op->p2);                             \
+        NEXT();                                                           \
+      }                                                                   \
+    }                                                                     \
+    goto cmp_general;                                                     \
   }
   // clang-format off
   CASE(Eq) CMP_FAST(==)
@@ -1796,21 +1811,31 @@ cmp_general: {
     if (empty) JUMP(op->p2);
     NEXT();
   }
-  CASE(Next)
+  /* (a cursor already at its end stays there: SHALE_DONE); FULLSCAN_STEP
+   * counts the steps that reached a row, as SQLite; p2 is within the
+   * program (vm_builder_finish) */
+#define STEP_ROW(c, step)                                           \
+  do {                                                              \
+    (c)->cache_ok = 0;                                              \
+    (c)->nullrow = 0;                                               \
+    rc = step((c)->bc);                                             \
+    if (rc == SHALE_OK) {                                           \
+      if ((c)->kind == VMC_TABLE && !(c)->eph_root) v->nfullscan++; \
+      JUMP_IN(op->p2);                                              \
+    }                                                               \
+    if (rc != SHALE_DONE) goto abort;                               \
+    rc = SHALE_OK;                                                  \
+    NEXT();                                                         \
+  } while (0)
+  CASE(Next) {
+    VmCursor *c = &v->cur[op->p1];
+    STEP_ROW(c, btree_next_row);
+  }
   CASE(Prev) {
     VmCursor *c = &v->cur[op->p1];
-    int eof;
-    c->cache_ok = 0;
-    c->nullrow = 0;
-    /* (a cursor already at its end stays there: eof) */
-    CHK(op->op == OP_Next ? btree_next(c->bc, &eof) : btree_prev(c->bc, &eof));
-    if (!eof) {
-      /* FULLSCAN_STEP counts the steps that reached a row, as SQLite */
-      if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
-      JUMP(op->p2);
-    }
-    NEXT();
+    STEP_ROW(c, btree_prev_row);
   }
+#undef STEP_ROW
   CASE(SeekRowid)
   CASE(NotExists) {
     VmCursor *c = &v->cur[op->p1];
@@ -1899,7 +1924,7 @@ cmp_general: {
                : op->op == OP_IdxGT ? res > 0
                : op->op == OP_IdxLE ? res <= 0
                                     : res < 0;
-    if (jump) JUMP(op->p2);
+    if (jump) JUMP_IN(op->p2);
     NEXT();
   }
   CASE(Found)
@@ -1948,21 +1973,24 @@ cmp_general: {
       value_clear(out);
       NEXT();
     }
-    /* a few columns past the one asked for: the next Column of this row
-     * usually wants one of them */
+    /* a few columns past the one asked for (VM_COLUMN_AHEAD) */
     if (!c->cache_ok)
-      CHK(cursor_cache_quick(v, c, op->p2 + 8));
+      CHK(cursor_cache_quick(v, c, op->p2 + 1 + VM_COLUMN_AHEAD(op->p5)));
     else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
-      CHK(header_parse(c, op->p2 + 8));
-    value_clear(out);
+      CHK(header_parse(c, op->p2 + 1 + VM_COLUMN_AHEAD(op->p5)));
     if (op->p2 < c->hdr_ncol) {
+      /* the decode sets every field value_clear would: only release */
+      if (out->flags & VAL_OWNED) shale_free((void *)out->z);
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
       if (c->colfix) { /* the rare column fix-ups, one test on the usual path */
         if (c->colfix & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
       }
-    } else if (op->p4type == P4_VALUE) {
-      *out = *op->p4.v;
-      out->flags = 0;
+    } else {
+      value_clear(out);
+      if (op->p4type == P4_VALUE) {
+        *out = *op->p4.v;
+        out->flags = 0;
+      }
     }
     if (op->p5 & VM_COLUMN_REAL) { /* and the RealAffinity after it */
       if (out->type == SHALE_INTEGER) value_set_real(out, (double)out->i);

@@ -44,14 +44,9 @@ static int write_range(Pager *p, uint32_t lo, uint32_t hi, uint32_t seed) {
   return rc;
 }
 
-/* Pages lo..hi not matching seed, read by a fresh pager (empty cache). */
-static int fresh_bad(const char *db, uint32_t lo, uint32_t hi, uint32_t seed, int map,
-                     long *nmapped) {
-  Pager *p;
-  if (open_pager(db, &p)) return -1;
-  if (!map) pager_set_mmap_size(p, 0);
-  int bad = 0;
-  if (pager_begin_read(p)) bad = -1;
+/* Pages lo..hi of p not matching seed, read in one read transaction. */
+static int range_bad(Pager *p, uint32_t lo, uint32_t hi, uint32_t seed) {
+  int bad = pager_begin_read(p) ? -1 : 0;
   for (uint32_t g = lo; bad >= 0 && g <= hi; g++) {
     PgPage *pg;
     if (pager_get(p, g, 0, &pg)) {
@@ -62,6 +57,16 @@ static int fresh_bad(const char *db, uint32_t lo, uint32_t hi, uint32_t seed, in
     pager_unref(pg);
   }
   pager_end_read(p);
+  return bad;
+}
+
+/* Pages lo..hi not matching seed, read by a fresh pager (empty cache). */
+static int fresh_bad(const char *db, uint32_t lo, uint32_t hi, uint32_t seed, int map,
+                     long *nmapped) {
+  Pager *p;
+  if (open_pager(db, &p)) return -1;
+  if (!map) pager_set_mmap_size(p, 0);
+  int bad = range_bad(p, lo, hi, seed);
   if (nmapped) *nmapped = mapped(p);
   pager_close(p);
   return bad;
@@ -198,6 +203,31 @@ TEST(mmap_file_truncated_by_other_process) {
   CHECK_EQ(count_bad(a, 400, 3), 0);
   CHECK_OK(pager_check(a));
   CHECK_OK(pager_close(a));
+}
+
+/* Our own commit grows the file past the map while the cache holds pages
+ * read in place from it (pager_cache.c invariant 10): the next read
+ * transaction maps another size, and those pages, not invalidated (the
+ * change was ours), must have been copied out of the old map first. */
+TEST(mmap_own_growth_remaps_cached_pages) {
+  const char *db = test_path("m6.db");
+  unlink(db);
+  Pager *a;
+  CHECK_OK(open_pager(db, &a));
+  CHECK_OK(write_all(a, 20, 1));
+  pager_end_read(a);
+  CHECK_OK(pager_close(a));
+  CHECK_OK(open_pager(db, &a));
+  long before = mapped(a);
+  CHECK_EQ(range_bad(a, 2, 20, 1), 0); /* in place: a's map is 4 MiB */
+  CHECK(mapped(a) - before >= 19);
+  CHECK_OK(write_range(a, 1200, 1400, 2)); /* 5.7 MB: past the map */
+  CHECK_EQ(range_bad(a, 1200, 1400, 2), 0);
+  CHECK_EQ(range_bad(a, 2, 20, 1), 0); /* after the remap */
+  CHECK_OK(pager_check(a));
+  CHECK_OK(pager_close(a));
+  CHECK_EQ(fresh_bad(db, 2, 20, 1, 1, NULL), 0);
+  CHECK_EQ(fresh_bad(db, 1200, 1400, 2, 1, NULL), 0);
 }
 
 /* Our own commit truncates the file while the map covers more. */
