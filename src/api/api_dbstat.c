@@ -71,7 +71,6 @@ typedef struct StatCur {
   uint32_t last_pgno; /* the page of the row before (invariant 3) */
   /* the current row */
   char *name;
-  char *path;
   BtreeStatPage pg;
   int64_t pageno, pgoffset, pgsize, rowid;
 } StatCur;
@@ -154,8 +153,7 @@ static void ds_reset(StatCur *c) {
   c->trees = NULL;
   shale_free(c->only);
   shale_free(c->name);
-  shale_free(c->path);
-  c->only = c->name = c->path = NULL;
+  c->only = c->name = NULL;
   c->bt = NULL;
   c->eof = 1;
 }
@@ -235,9 +233,6 @@ static int ds_next(shale_vtab_cursor *cur) {
     }
     if (rc) return rc;
     if (!c->aggregate) {
-      shale_free(c->path);
-      c->path = util_mprintf("%s", c->pg.path);
-      if (!c->path) return SHALE_NOMEM;
       uint32_t at = c->pg.type == BTREE_STAT_OVERFLOW ? c->last_pgno : c->pg.pgno;
       c->pgoffset = (int64_t)c->page_size * ((int64_t)at - 1);
       c->pageno = c->rowid = c->pg.pgno;
@@ -329,7 +324,7 @@ static int ds_column(shale_vtab_cursor *cur, shale_context *ctx, int col) {
       if (agg)
         func_result_null(f);
       else
-        func_result_text(f, c->path, -1, FUNC_TRANSIENT);
+        func_result_text(f, c->pg.path, -1, FUNC_TRANSIENT); /* the walk's, until the next row */
       break;
     case DS_PAGENO:
       func_result_int(f, c->pageno);

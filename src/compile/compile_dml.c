@@ -832,15 +832,20 @@ void compile_dml_attach_with_list(SqlWith *with, SqlExprList *l) {
 
 /* ---------------------------------------------------------------- lookup */
 
+/* A write to the eponymous table of a module without xUpdate, which SQLite
+ * finds under any schema name: "table X may not be modified". 1 when
+ * refused (or out of memory), 0 when there is no such module. */
+static int eponymous_refused(Parse *p, const char *name) {
+  const char *epo = compile_vtab_eponymous_readonly(p, name);
+  if (epo) compile_parse_error(p, "table %s may not be modified", epo);
+  return epo != NULL || parse_failed(p);
+}
+
 Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **view) {
   *view = NULL;
   if (schema &&
       (compile_parse_find_db(p, schema) < 0 || compile_parse_find_db(p, schema) != p->idb)) {
-    const char *epo = compile_vtab_eponymous_readonly(p, name); /* under any schema name */
-    if (epo)
-      compile_parse_error(p, "table %s may not be modified", epo);
-    else if (!parse_failed(p))
-      compile_parse_error(p, "no such table: %s.%s", schema, name);
+    if (!eponymous_refused(p, name)) compile_parse_error(p, "no such table: %s.%s", schema, name);
     return NULL;
   }
   Table *t = schema_find_table(p->schema, name);
@@ -857,12 +862,7 @@ Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **
     *view = v;
     return NULL;
   }
-  const char *epo = compile_vtab_eponymous_readonly(p, name);
-  if (epo) { /* SQLite finds the module's own table (under any schema name) */
-    compile_parse_error(p, "table %s may not be modified", epo);
-    return NULL;
-  }
-  if (parse_failed(p)) return NULL;
+  if (eponymous_refused(p, name)) return NULL;
   if (schema)
     compile_parse_error(p, "no such table: %s.%s", schema, name);
   else if (p->scope_db1 > 0) /* a trigger's step: the trigger's database */
