@@ -743,11 +743,23 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
     }
     char *z = util_strdup(name);
     if (!z) return SHALE_NOMEM;
+    /* the virtual tables in the transaction: xSavepoint (SQLite's
+     * numbering), before the B-tree savepoints open, so what a module
+     * writes there stays on a ROLLBACK TO (SQLite opens them later) */
+    if (!db->txn.autocommit) {
+      int rc = vtab_savepoint(&db->vtabs, 0, db->vtabs.nsavepoint, errmsg);
+      if (rc != SHALE_OK) {
+        shale_free(z);
+        return rc;
+      }
+      db->vtabs.nsavepoint++;
+    }
     for (int k = 0; k < db->ndb; k++) {
       Btree *b = api_db_bt(db, k);
       if (!b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
       int rc = btree_savepoint_open(b, db->txn.nsp + 1);
       if (rc != SHALE_OK) {
+        if (!db->txn.autocommit) db->vtabs.nsavepoint--; /* reused by the next one */
         shale_free(z);
         return rc;
       }
@@ -758,13 +770,6 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
       db->txn.api_txn = 0;
       db->txn.sp_txn = 1;
       db->txn.txn_ddl = 0;
-    } else { /* the virtual tables in the transaction: xSavepoint (SQLite's numbering) */
-      int rc = vtab_savepoint(&db->vtabs, 0, db->vtabs.nsavepoint, errmsg);
-      if (rc != SHALE_OK) {
-        shale_free(z);
-        return rc;
-      }
-      db->vtabs.nsavepoint++;
     }
     db->txn.sp[db->txn.nsp].deferred_fk = db->txn.deferred_fk;
     db->txn.sp[db->txn.nsp].deferred_imm_fk = db->txn.deferred_imm_fk;

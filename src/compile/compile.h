@@ -550,6 +550,9 @@ void compile_expr_code_list(Parse *, SqlExprList *list, int target);
 /* Jump to label if e is true (false); NULL jumps iff jumpifnull. */
 void compile_expr_if_true(Parse *, SqlExpr *e, int label, int jumpifnull);
 void compile_expr_if_false(Parse *, SqlExpr *e, int label, int jumpifnull);
+/* A new `left = <register reg>` (the register without affinity of its own:
+ * the comparison takes left's affinity and collation), or NULL (no memory). */
+SqlExpr *compile_expr_eq_reg(Parse *, SqlExpr *left, int reg);
 /* SQLite's affinity of an expression (AFF_* or 0 for none). */
 char compile_expr_affinity(const SqlExpr *e);
 /* The collation of an expression (explicit COLLATE, else a column's), or
@@ -833,6 +836,12 @@ void compile_vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, ui
                              const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
 void compile_vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,
                             const char *lj);
+/* After the loop's top (per row): the IN terms compile_vtab_where_code looped
+ * value by value and the module did not omit, each checked as `column =
+ * the loop's value`, jumping to cont when false. */
+void compile_vtab_where_recheck(Parse *, const VtabWhere *, const struct PlanTerm *terms, int cont);
+/* 1 if the answer L loops over said SQLITE_INDEX_SCAN_UNIQUE (at most one row) */
+int compile_vtab_where_unique(const VtabWhere *, const struct PlanLevel *L);
 /* compile_vtab_dml.c: INSERT / UPDATE / DELETE on a connected virtual
  * table tab (its declared Table) through xUpdate; oe the conflict mode. */
 int compile_vtab_insert(Parse *, const SqlInsert *ins, Table *tab, int oe);

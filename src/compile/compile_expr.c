@@ -64,6 +64,11 @@ static SqlExpr *binary_expr(Parse *p, int tk, SqlExpr *a, SqlExpr *b) {
   return e;
 }
 
+SqlExpr *compile_expr_eq_reg(Parse *p, SqlExpr *left, int reg) {
+  SqlExpr *r = reg_expr(p, reg, NULL);
+  return r ? binary_expr(p, TK_EQ, left, r) : NULL;
+}
+
 static int tmp_reg(Parse *p) { return emit_regs(p, 1); }
 /* Evaluate e; returns the register holding the value: target, or another
  * register already holding it (a column cache, SQL_E_REG) -- do not write

@@ -350,6 +350,7 @@ typedef struct VCons {
 
 typedef struct VPlan {
   uint8_t omit_offset; /* the module applies OFFSET itself: the counter is zeroed */
+  uint8_t unique;      /* idxFlags has SQLITE_INDEX_SCAN_UNIQUE: at most one row */
   int idx_num;
   const char *idx_str;
   int nargv;
@@ -363,6 +364,10 @@ typedef struct VPlan {
 struct VtabWhere {
   VtabTable *t;
   int cursor;
+  /* compile_vtab_where_code: IN terms looped value by value that the module
+   * did not omit, checked per row against the loop's value (recheck_reg) */
+  int nrecheck;
+  int *recheck_term, *recheck_reg;
   int ncons;
   VCons *cons;
   int nplan;
@@ -555,7 +560,7 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
   if (!vp->argv_cons || !vp->omit || !vp->whole) return 1;
   memset(vp->omit, 0, (size_t)(vw->ncons + 1));
   memset(vp->whole, 0, (size_t)(vw->ncons + 1));
-  int n = 0;
+  int n = 0, in_loops = 0;
   for (int i = 0; i < vw->ncons; i++) {
     int a = x->info.aConstraintUsage[i].argvIndex;
     if (a <= 0) continue;
@@ -571,12 +576,14 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
     if (vw->cons[i].is_in && x->in_take[i])
       vp->whole[i] = 1; /* SQLite's mHandleIn: only with an argvIndex */
     else if (vw->cons[i].is_in)
-      *used_in = 1;
+      *used_in = in_loops = 1;
   }
   vp->nargv = n;
   pp->cost = x->info.estimatedCost;
   pp->rows = (double)(x->info.estimatedRows > 0 ? x->info.estimatedRows : 1);
   pp->order = x->info.orderByConsumed != 0;
+  /* an IN looped value by value is no longer one row (SQLite clears the flag) */
+  vp->unique = (x->info.idxFlags & SHALE_INDEX_SCAN_UNIQUE) != 0 && !in_loops;
   vw->nplan = k + 1;
   return 0;
 }
@@ -722,9 +729,24 @@ void compile_vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_
   const VPlan *vp = &vw->plans[L->vpath];
   int base = emit_regs(p, vp->nargv + 2);
   int exit = brk;
+  vw->nrecheck = 0;
   for (int k = 0; k < vp->nargv; k++) { /* IN values: one loop each, outside the VFilter */
-    const VCons *c = &vw->cons[vp->argv_cons[k]];
-    if (c->is_in && !vp->whole[vp->argv_cons[k]]) exit = in_loop(ctx, c->term, base + 2 + k, 0);
+    int ci = vp->argv_cons[k];
+    const VCons *c = &vw->cons[ci];
+    if (!c->is_in || vp->whole[ci]) continue;
+    exit = in_loop(ctx, c->term, base + 2 + k, 0);
+    /* not omitted: the row is checked against this value, not the whole
+     * IN again (SQLite's), so a row the module returns for several values
+     * comes once */
+    if (vp->omit[ci] || c->term < 0 || terms[c->term].parent >= 0 || !coded) continue;
+    if (!vw->recheck_term) {
+      vw->recheck_term = compile_parse_alloc(p, sizeof(int) * (size_t)vp->nargv);
+      vw->recheck_reg = compile_parse_alloc(p, sizeof(int) * (size_t)vp->nargv);
+      if (!vw->recheck_term || !vw->recheck_reg) return;
+    }
+    coded[c->term] = 1;
+    vw->recheck_term[vw->nrecheck] = c->term;
+    vw->recheck_reg[vw->nrecheck++] = base + 2 + k;
   }
   for (int k = 0; k < vp->nargv; k++) {
     const VCons *c = &vw->cons[vp->argv_cons[k]];
@@ -747,6 +769,19 @@ void compile_vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_
     const PlanTerm *t = &terms[vw->cons[i].term];
     if (t->parent < 0 && coded) coded[vw->cons[i].term] = 1;
   }
+}
+
+void compile_vtab_where_recheck(Parse *p, const VtabWhere *vw, const PlanTerm *terms, int cont) {
+  for (int i = 0; i < vw->nrecheck; i++) {
+    const PlanTerm *t = &terms[vw->recheck_term[i]];
+    SqlExpr *eq = compile_expr_eq_reg(p, t->left ? t->left : t->expr->a, vw->recheck_reg[i]);
+    if (!eq) return;
+    compile_expr_if_false(p, eq, cont, 1);
+  }
+}
+
+int compile_vtab_where_unique(const VtabWhere *vw, const PlanLevel *L) {
+  return vw && L->vpath >= 0 && L->vpath < vw->nplan && vw->plans[L->vpath].unique;
 }
 
 void compile_vtab_where_eqp(Parse *p, const VtabWhere *vw, const PlanLevel *L, const char *name,

@@ -207,6 +207,24 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
   return parse_failed(p);
 }
 
+/* xUpdate of argc registers from row, under conflict mode oe */
+static void emit_vupdate(Parse *p, const Table *tab, int argc, int row, int oe) {
+  int a = vm_builder_add_p4(&p->b, OP_VUpdate, 0, argc, row, P4_VTAB, tab->vtab);
+  if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+}
+
+/* UPDATE's new column values into row + 2..: the SET expressions, the
+ * others read under sqlite3_vtab_nochange (VColumn's p5) */
+static void update_args(Parse *p, const Table *tab, int cur, const int *setcol,
+                        const SqlExprList *vals, int row) {
+  for (int j = 0; j < tab->ncol; j++) {
+    if (setcol[j] >= 0)
+      compile_expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
+    else
+      vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
+  }
+}
+
 /* UPDATE (set != NULL) or DELETE: scan with the WHERE (UPDATE: joined with
  * from, when given), collect the argv rows, then xUpdate each (invariant
  * 2; with FROM, one per joined row, as SQLite). */
@@ -247,54 +265,70 @@ static int scan_write(Parse *p, Table *tab, const SqlSrcItem *target, const SqlS
       if (compile_resolve_expr(p, &nc, vals->a[i].expr) || parse_failed(p)) return 1;
     }
   }
-  vbegin(p, tab, 1);
-  p->vtab_sp = 2;
+  /* SQLite's one-pass strategy: with one table and an answer the module
+   * marks SQLITE_INDEX_SCAN_UNIQUE, the row found is changed inside the
+   * scan, whose cursor is closed first (no RowSet or staging table, not a
+   * multi-row write: no statement savepoint) */
+  WhereInfo *wi = compile_where_plan(p, src, where, NULL, 0);
+  if (!wi) return 1;
+  int onepass = !from && compile_where_one_row(wi);
+  vbegin(p, tab, !onepass);
+  p->vtab_sp = onepass ? 1 : 2;
   int argc = set ? 2 + tab->ncol : 1;
   int row = emit_regs(p, argc + 1);
+  int cur = src->a[0].cursor;
+  int done = emit_label(p);
+  if (onepass) {
+    if (compile_where_code(wi)) return 1;
+    if (set) {
+      update_args(p, tab, cur, setcol, vals, row);
+      emit(p, OP_VRowid, cur, row, 0);
+      if (rowid_set >= 0)
+        compile_expr_code(p, vals->a[rowid_set].expr, row + 1);
+      else
+        emit(p, OP_Copy, row, row + 1, 0);
+    } else {
+      emit(p, OP_VRowid, cur, row, 0);
+    }
+    emit(p, OP_Close, cur, 0, 0);
+    emit_vupdate(p, tab, argc, row, oe);
+    emit(p, OP_Goto, 0, done, 0);
+    compile_where_end(wi);
+    emit_resolve(p, done);
+    return parse_failed(p);
+  }
   if (!set) { /* DELETE: the rowids into a RowSet, deleted in rowid order */
     int rs = emit_regs(p, 1);
     emit(p, OP_Null, 0, rs, 0);
-    WhereInfo *wi = compile_where_begin(p, src, where, NULL, 0);
-    if (!wi) return 1;
-    emit(p, OP_VRowid, src->a[0].cursor, row, 0);
+    if (compile_where_code(wi)) return 1;
+    emit(p, OP_VRowid, cur, row, 0);
     emit(p, OP_RowSetAdd, rs, row, 0);
     compile_where_end(wi);
-    int done = emit_label(p);
     int top = emit_addr(p);
     emit(p, OP_RowSetRead, rs, done, row);
-    int a = vm_builder_add_p4(&p->b, OP_VUpdate, 0, 1, row, P4_VTAB, tab->vtab);
-    if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+    emit_vupdate(p, tab, 1, row, oe);
     emit(p, OP_Goto, 0, top, 0);
     emit_resolve(p, done);
     return parse_failed(p);
   }
   int eph = emit_cursor(p);
   emit(p, OP_OpenEphemeral, eph, argc, 0);
-  WhereInfo *wi = compile_where_begin(p, src, where, NULL, 0);
-  if (!wi) return 1;
-  int cur = src->a[0].cursor;
+  if (compile_where_code(wi)) return 1;
   emit(p, OP_VRowid, cur, row, 0);
   if (rowid_set >= 0)
     compile_expr_code(p, vals->a[rowid_set].expr, row + 1);
   else
     emit(p, OP_Copy, row, row + 1, 0);
-  for (int j = 0; j < tab->ncol; j++) {
-    if (setcol[j] >= 0)
-      compile_expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
-    else
-      vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
-  }
+  update_args(p, tab, cur, setcol, vals, row);
   int rec = emit_regs(p, 2);
   emit(p, OP_MakeRecord, row, argc, rec);
   emit(p, OP_NewRowid, eph, rec + 1, 0);
   emit(p, OP_Insert, eph, rec, rec + 1);
   compile_where_end(wi);
-  int done = emit_label(p);
   emit(p, OP_Rewind, eph, done, 0);
   int top = emit_addr(p);
   for (int k = 0; k < argc; k++) emit(p, OP_Column, eph, k, row + k);
-  int a = vm_builder_add_p4(&p->b, OP_VUpdate, 0, argc, row, P4_VTAB, tab->vtab);
-  if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+  emit_vupdate(p, tab, argc, row, oe);
   emit(p, OP_Next, eph, top, 0);
   emit_resolve(p, done);
   return parse_failed(p);

@@ -1392,6 +1392,7 @@ int compile_where_code(WhereInfo *w) {
         compile_vtab_where_code(p, w->vw[L->item], L->pl, coded, w->pl.terms, L->brk, vtab_in_loop,
                                 &ic);
         emit_resolve(p, L->top);
+        compile_vtab_where_recheck(p, w->vw[L->item], w->pl.terms, L->cont);
         L->adv_op = OP_VNext;
         L->adv_cur = it->cursor;
       } else if (L->pl->kind == PLAN_OR)
@@ -1440,6 +1441,8 @@ int compile_where_one_row(const WhereInfo *w) {
   if (!w || w->plan.nlevel != 1) return 0;
   const PlanLevel *lv = &w->plan.levels[0];
   int neq;
+  if (lv->kind == PLAN_VTAB) /* the module's own word (SQLite's WHERE_ONEROW) */
+    return w->vw && compile_vtab_where_unique(w->vw[lv->item], lv);
   if (lv->kind == PLAN_ROWID_EQ)
     neq = 1;
   else if (lv->kind == PLAN_INDEX && lv->idx && lv->idx->unique && !lv->idx->where &&

@@ -1638,6 +1638,11 @@ cmp_general: {
     }
     if (op->p2 >= 1 && !(v->own_mask & bit) && !(v->sp_mask & bit) &&
         (v->flags & VM_STMT_JOURNAL)) {
+      /* VM_VTAB_SAVEPOINT: xSavepoint, as SQLite once per database written,
+       * before the statement's savepoint opens (SQLite's OP_Transaction), so
+       * what a module writes there (FTS5 its pending terms) outlives a
+       * rollback of the statement */
+      CHK(vm_vtab_stmt_sp(v, 0));
       int n = pager_savepoint_count(btree_pager(tb));
       CHK(btree_savepoint_open(tb, n + 1));
       v->sp_db[op->p1] = n;
@@ -1647,8 +1652,6 @@ cmp_general: {
         v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
         v->stmt_def_imm_fk = v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
       }
-      /* VM_VTAB_SAVEPOINT: xSavepoint, as SQLite once per database written */
-      CHK(vm_vtab_stmt_sp(v, 0));
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
       uint32_t cookie;

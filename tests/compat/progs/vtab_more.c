@@ -16,7 +16,11 @@
  *     savepoints of DML and DDL inside a transaction (CREATE/DROP of
  *     tables, indexes, views, triggers and virtual tables, ANALYZE,
  *     REINDEX, PRAGMA); after ROLLBACK TO in a transaction that changed the
- *     schema the table disconnects at the transaction's end.
+ *     schema the table disconnects at the transaction's end;
+ *   - a version-2 module whose xBestIndex marks a rowid lookup
+ *     SQLITE_INDEX_SCAN_UNIQUE ("svu"): UPDATE and DELETE by rowid inside a
+ *     transaction change the row in one pass (the cursor closed before
+ *     xUpdate, no statement savepoint), an IN or a range does not.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -169,6 +173,7 @@ SVP_LEVEL(xRelease)
 SVP_LEVEL(xRollbackTo)
 
 static void svp_run(sqlite3 *db);
+static void svu_run(sqlite3 *db, const sqlite3_module *svp);
 
 static int row_cb(void *arg, int n, char **v, char **names) {
   printf("   ");
@@ -322,5 +327,68 @@ static void svp_run(sqlite3 *db) {
       /* no transaction: no savepoints */
       "INSERT INTO k(a) VALUES (4)", "INSERT INTO k(a) VALUES (5), (6)", "DROP TABLE k",
       "DROP TABLE p", NULL};
+  for (int i = 0; script[i]; i++) q(db, script[i]);
+  svu_run(db, &svp);
+}
+
+/* ---- svu: svp whose rowid lookups are one row (SQLITE_INDEX_SCAN_UNIQUE) ---- */
+
+static int svu_best(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  info->estimatedCost = 10;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (c->usable && c->iColumn < 0 && c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      info->aConstraintUsage[i].argvIndex = 1;
+      info->idxNum = 1;
+      info->estimatedCost = 1;
+      info->estimatedRows = 1;
+      info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+      break;
+    }
+  }
+  printf("  xBestIndex -> %d\n", info->idxNum);
+  return SQLITE_OK;
+}
+static int svu_filter(sqlite3_vtab_cursor *c, int num, const char *str, int argc,
+                      sqlite3_value **argv) {
+  ((TrCur *)c)->row = num == 1 && argc == 1 ? sqlite3_value_int(argv[0]) : 0;
+  printf("  xFilter(%d)\n", num);
+  return SQLITE_OK;
+}
+static int svu_close(sqlite3_vtab_cursor *c) {
+  printf("  xClose\n");
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+static int svu_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  printf("  xUpdate(%d, %s)\n", argc, (const char *)sqlite3_value_text(argv[0]));
+  *rowid = 1;
+  return SQLITE_OK;
+}
+
+static void svu_run(sqlite3 *db, const sqlite3_module *svp) {
+  static sqlite3_module svu;
+  svu = *svp;
+  svu.xBestIndex = svu_best;
+  svu.xFilter = svu_filter;
+  svu.xClose = svu_close;
+  svu.xUpdate = svu_update;
+  EXPECT_INT(sqlite3_create_module(db, "svu", &svu, NULL), SQLITE_OK);
+  static const char *const script[] = {"CREATE VIRTUAL TABLE u USING svu(ok)",
+                                       "BEGIN",
+                                       "INSERT INTO u(a) VALUES (1)",
+                                       "UPDATE u SET a = 2 WHERE rowid = 1",
+                                       "DELETE FROM u WHERE rowid = 1",
+                                       "UPDATE u SET a = 3 WHERE rowid = 1 AND a = 11",
+                                       "UPDATE u SET a = 4 WHERE rowid = 0 AND a = 11",
+                                       "UPDATE u SET rowid = 5 WHERE rowid = 1",
+                                       "UPDATE u SET a = 3 WHERE rowid IN (0, 1)",
+                                       "SELECT rowid, a FROM u WHERE rowid IN (0, 1)",
+                                       "DELETE FROM u WHERE rowid > 0",
+                                       "DELETE FROM u",
+                                       "COMMIT",
+                                       "UPDATE u SET a = 2 WHERE rowid = 1",
+                                       "DROP TABLE u",
+                                       NULL};
   for (int i = 0; script[i]; i++) q(db, script[i]);
 }
