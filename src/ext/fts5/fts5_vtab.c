@@ -12,7 +12,8 @@
  * 2 ORDER BY rank; 4 ORDER BY rowid DESC.
  *
  * Invariants:
- *  1. Pending index data is written out at xSync, before any query, and
+ *  1. Pending index data is written out at xSync, xSavepoint and xRelease
+ *     (fts5_vtab.h 4), before any query, and
  *     dropped at xRollback, with the cached totals (fts5_vtab.h 1).
  *  2. A cursor's rows are materialized at xFilter: sorted by rowid (or by
  *     rank, then rowid), each matching the whole expression.
@@ -265,6 +266,9 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   }
   info->estimatedCost = rowid_eq ? 10.0 : match ? 1000.0 : 1000000.0;
   info->estimatedRows = rowid_eq ? 1 : match ? 100 : 1000000;
+  /* SQLite's: a rowid lookup without MATCH is one row (so UPDATE and
+   * DELETE by rowid change it in one pass, with no statement savepoint) */
+  if (rowid_eq && !match) info->idxFlags |= SHALE_INDEX_SCAN_UNIQUE;
   return SHALE_OK;
 }
 
@@ -628,7 +632,8 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
   int rc = check_broken(t);
   if (rc == SHALE_OK) rc = update(t, argc, argv, rowid);
   int prim = rc & 0xff;
-  if (prim == SHALE_NOMEM || prim == SHALE_IOERR || prim == SHALE_FULL) t->broken = 1;
+  if ((prim == SHALE_NOMEM || prim == SHALE_IOERR || prim == SHALE_FULL) && !t->broken)
+    t->broken = FTS5_BROKEN_WRITE;
   return rc;
 }
 
@@ -680,7 +685,7 @@ static int sp_flush(Fts5Table *t) {
   rc = fts5_index_flush(t->ix);
   if (rc == SHALE_OK) rc = fts5_storage_write_totals(t);
   shale_set_last_insert_rowid(t->c.db, last);
-  if (rc) t->broken = 1; /* part written, maybe outside any savepoint */
+  if (rc) t->broken = FTS5_BROKEN_FLUSH; /* part written, maybe outside any savepoint */
   return rc;
 }
 
@@ -707,49 +712,32 @@ static int x_rollback(shale_vtab *vt) {
   fts5_index_discard(t->ix);
   t->avg_loaded = t->avg_dirty = 0;
   t->broken = 0;
-  t->sp_pending = 0;
-  t->sp_pending_high = 0;
   return SHALE_OK;
 }
 
-/* Savepoints (invariant 4). SQLite's xSavepoint writes what is pending,
- * before the statement's own savepoint opens, so xRollbackTo can drop
- * what is pending then. Shale's core opens its savepoint first (a write
- * there would be undone with the rows it held), and opens one also for a
- * one-row UPDATE or DELETE (so writing there would split segments where
- * SQLite does not): nothing is written here; a savepoint notes whether
- * anything was pending (pending terms or totals) when it began. Rolling
- * back to one where nothing was drops what is pending (the shadow tables
- * come back with the pager); to one where something was, the table is
- * broken until the transaction rolls back (invariant 3). */
-static void sp_forget(Fts5Table *t, int n) { /* the savepoints from n up */
-  if (n < 64) t->sp_pending &= n > 0 ? ~(uint64_t)0 >> (64 - n) : 0;
-  if (n <= 64) t->sp_pending_high = 0;
-}
-
+/* Savepoints (invariant 4), as SQLite's: xSavepoint and xRelease write
+ * what is pending (the core calls xSavepoint before its own savepoint
+ * opens, so those writes outlive a rollback to it); xRollbackTo drops what
+ * is pending, which is then only what came after the savepoint, and the
+ * shadow tables come back with the pager. A table broken by a failed write
+ * is whole again after that rollback; one broken by a failed flush is
+ * not (the flush may have written outside the savepoint). */
 static int x_savepoint(shale_vtab *vt, int n) {
-  Fts5Table *t = (Fts5Table *)vt;
-  int rc = check_broken(t);
-  if (rc || n < 0) return rc;
-  int pending = fts5_index_pending(t->ix) || (t->avg_loaded && t->avg_dirty);
-  sp_forget(t, n);
-  if (pending && n < 64) t->sp_pending |= (uint64_t)1 << n;
-  if (pending && n >= 64) t->sp_pending_high = 1;
-  return SHALE_OK;
+  (void)n;
+  return sp_flush((Fts5Table *)vt);
 }
 
 static int x_release(shale_vtab *vt, int n) {
-  sp_forget((Fts5Table *)vt, n < 0 ? 0 : n);
-  return SHALE_OK;
+  (void)n;
+  return sp_flush((Fts5Table *)vt);
 }
 
 static int x_rollback_to(shale_vtab *vt, int n) {
+  (void)n;
   Fts5Table *t = (Fts5Table *)vt;
-  int lost = n < 0 ? 1 : n < 64 ? (int)((t->sp_pending >> n) & 1) : t->sp_pending_high;
-  sp_forget(t, n < 0 ? 0 : n + 1);
   fts5_index_discard(t->ix);
   t->avg_loaded = t->avg_dirty = 0;
-  t->broken = lost;
+  if (t->broken == FTS5_BROKEN_WRITE) t->broken = 0;
   return SHALE_OK;
 }
 

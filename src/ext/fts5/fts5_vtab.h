@@ -12,19 +12,23 @@
  *     xClose; its id (the value of the hidden column named like the table)
  *     is how an auxiliary function finds it.
  *  3. broken != 0: a write failed out of memory or on I/O part way (the
- *     pending index, the totals or the shadow tables may hold part of it)
- *     with no statement savepoint to take it back; every write, query and
- *     the commit are refused (SHALE_ABORT) until the transaction, or a
- *     savepoint, is rolled back. SQLite rolls the transaction back itself
- *     on such errors.
- *  4. Nothing pending is written at a savepoint (fts5_vtab.c, x_savepoint):
- *     a rollback to savepoint n drops what is pending, and leaves the table
- *     broken when something was pending as n began (sp_pending bit n).
+ *     pending index, the totals or the shadow tables may hold part of it);
+ *     every write, query and the commit are refused (SHALE_ABORT) until the
+ *     transaction is rolled back, or, for FTS5_BROKEN_WRITE (a failed
+ *     xUpdate), a savepoint begun before it. SQLite rolls the transaction
+ *     back itself on such errors when no statement savepoint covers them.
+ *  4. What is pending is written at xSavepoint and xRelease, so at
+ *     xRollbackTo only what came after the savepoint is pending (SQLite's
+ *     rule; the core calls xSavepoint before its own savepoint opens).
  */
 #ifndef SHALE_FTS5_VTAB_H
 #define SHALE_FTS5_VTAB_H
 
 #include "fts5_int.h"
+
+/* Fts5Table.broken */
+#define FTS5_BROKEN_WRITE 1 /* an xUpdate failed part way */
+#define FTS5_BROKEN_FLUSH 2 /* writing out what was pending failed */
 
 typedef struct Fts5Cursor Fts5Cursor;
 
@@ -78,9 +82,7 @@ struct Fts5Table {
   Fts5Index *ix;
   Fts5Global *g;
   int avg_loaded, avg_dirty;
-  int broken;          /* invariant 3 */
-  uint64_t sp_pending; /* bit n: savepoint n began with data pending (invariant 4) */
-  int sp_pending_high; /* the same for some n >= 64 */
+  int broken; /* invariant 3: 0, FTS5_BROKEN_WRITE or FTS5_BROKEN_FLUSH */
   int64_t nrow;
   int64_t *coltotal;
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
