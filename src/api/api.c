@@ -1578,9 +1578,13 @@ static int stmt_finish(shale_stmt *st, int rc) {
       const char *m = vm_errmsg(st->vm);
       api_error(db, rc, "%s", m ? m : shale_errstr(rc));
     }
-    if (vm_txn_rolled_back(st->vm)) {
+    if (vm_txn_rolled_back(st->vm)) { /* OR ROLLBACK, or one of SQLite's special errors */
       if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
       db->txn.txn_ddl = 0;
+      if (vtab_in_txn(&db->vtabs)) {
+        vtab_rollback(&db->vtabs); /* the virtual tables' part of it goes too */
+        db->vtabs.nsavepoint = 0;
+      }
       txn_ended(db);
     }
     if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE && st->cs.kind <= SQL_STMT_ALTER)

@@ -528,7 +528,7 @@ int vm_reset(Vm *v) {
   v->rc = SHALE_OK;
   v->halted = 0;
   v->txn_rolled_back = 0;
-  v->gave_txn = v->undo_all = v->undo_vtabs = 0;
+  v->gave_txn = v->undo_all = v->undo_vtabs = v->wrote = 0;
   v->res_n = 0;
   v->nchange = 0;
   v->nchange_sub = 0;

@@ -668,6 +668,18 @@ static int fk_halt_check(Vm *v, int rc) {
 /* Database i of the connection, or NULL (not open, out of range). */
 static Btree *vm_db(const Vm *v, int i) { return i >= 0 && i < v->ndb ? v->dbv[i] : NULL; }
 
+/* SQLite's "special errors": out of memory, I/O, a full disk, and an
+ * interrupt of a statement that writes. Inside a transaction they undo
+ * the whole transaction (a statement that broke off part way may have left
+ * the pages, the cache or the journal behind), except out of memory and a
+ * full disk under a statement savepoint, which undo the statement. */
+static int special_error(const Vm *v, int rc) {
+  int m = rc & 0xff;
+  if (v->parent || rc == SHALE_OK) return 0;
+  if (m == SHALE_NOMEM || m == SHALE_FULL) return v->stmt_sp < 0;
+  return m == SHALE_IOERR || (m == SHALE_INTERRUPT && v->wrote);
+}
+
 static int halt(Vm *v, int rc) {
   vm_close_run(v, rc == SHALE_OK);
   rc = fk_halt_check(v, rc);
@@ -734,7 +746,7 @@ static int halt(Vm *v, int rc) {
     vm_vtab_end(v, rc == SHALE_OK || keep); /* xCommit / xRollback */
     v->own_txn = 0;
     v->stmt_sp = -1;
-  } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK) {
+  } else if (rc != SHALE_OK && (v->oe == VM_OE_ROLLBACK || special_error(v, rc))) {
     int any = v->txn_rolled_back, wr = 0;
     for (int i = 0; i < v->ndb; i++)
       if (v->dbv[i] && btree_txn_state(v->dbv[i]) == PAGER_TXN_WRITE) any = wr = 1;
@@ -1622,6 +1634,7 @@ cmp_general: {
     int st = btree_txn_state(tb);
     int want = op->p2 >= 1 ? PAGER_TXN_WRITE : PAGER_TXN_READ;
     uint32_t bit = 1u << op->p1;
+    if (op->p2 >= 1) v->wrote = 1;
     if (st < want) {
       if (st == PAGER_TXN_NONE && (v->flags & VM_AUTOCOMMIT)) {
         v->own_mask |= bit;

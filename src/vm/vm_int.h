@@ -217,6 +217,7 @@ struct Vm {
   uint8_t undo_all;    /* ... then failed as SQLite undoes the whole transaction for */
   uint8_t sole_writer; /* vm_set_sole_writer */
   uint8_t undo_vtabs;  /* vm_undo_vtabs */
+  uint8_t wrote;       /* this run began a write transaction op (not read-only) */
   int64_t nchange;
   int64_t nchange_sub; /* changes made by trigger sub-programs (total_changes) */
   int64_t last_rowid;

@@ -630,9 +630,13 @@ static int update(Fts5Table *t, int argc, shale_value **argv, shale_int64 *rowid
 static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *rowid) {
   Fts5Table *t = (Fts5Table *)vt;
   int rc = check_broken(t);
+  unsigned ends = t->txn_ends;
   if (rc == SHALE_OK) rc = update(t, argc, argv, rowid);
   int prim = rc & 0xff;
-  if ((prim == SHALE_NOMEM || prim == SHALE_IOERR || prim == SHALE_FULL) && !t->broken)
+  /* (not when the error already rolled the transaction back: SQLite's
+   * special errors end it inside the failing shadow-table statement) */
+  if ((prim == SHALE_NOMEM || prim == SHALE_IOERR || prim == SHALE_FULL) && !t->broken &&
+      ends == t->txn_ends)
     t->broken = FTS5_BROKEN_WRITE;
   return rc;
 }
@@ -681,11 +685,14 @@ static int sp_flush(Fts5Table *t) {
   int rc = check_broken(t);
   if (rc) return rc;
   shale_int64 last = shale_last_insert_rowid(t->c.db);
+  unsigned ends = t->txn_ends;
   if (t->st_row) shale_reset(t->st_row);
   rc = fts5_index_flush(t->ix);
   if (rc == SHALE_OK) rc = fts5_storage_write_totals(t);
   shale_set_last_insert_rowid(t->c.db, last);
-  if (rc) t->broken = FTS5_BROKEN_FLUSH; /* part written, maybe outside any savepoint */
+  /* part written, maybe outside any savepoint (unless the error rolled the
+   * transaction back already: x_update) */
+  if (rc && ends == t->txn_ends) t->broken = FTS5_BROKEN_FLUSH;
   return rc;
 }
 
@@ -712,6 +719,7 @@ static int x_rollback(shale_vtab *vt) {
   fts5_index_discard(t->ix);
   t->avg_loaded = t->avg_dirty = 0;
   t->broken = 0;
+  t->txn_ends++;
   return SHALE_OK;
 }
 

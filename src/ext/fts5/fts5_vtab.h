@@ -82,7 +82,8 @@ struct Fts5Table {
   Fts5Index *ix;
   Fts5Global *g;
   int avg_loaded, avg_dirty;
-  int broken; /* invariant 3: 0, FTS5_BROKEN_WRITE or FTS5_BROKEN_FLUSH */
+  int broken;        /* invariant 3: 0, FTS5_BROKEN_WRITE or FTS5_BROKEN_FLUSH */
+  unsigned txn_ends; /* xRollbacks so far (one may come inside xUpdate) */
   int64_t nrow;
   int64_t *coltotal;
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,

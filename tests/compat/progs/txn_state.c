@@ -1,8 +1,10 @@
 /* txn_state.c -- sqlite3_txn_state per schema through a transaction's life,
  * the update hook's database names (main, temp, attached), text and blobs
  * with embedded NULs bound and read back byte for byte, and
- * sqlite3_error_offset of several errors. Printed so both libraries can be
- * compared (tests/compat/test_compat.c). */
+ * sqlite3_error_offset of several errors, and what an interrupt inside a
+ * transaction leaves (SQLite's special errors: a writing statement's
+ * interrupt rolls the whole transaction back, a reading one's leaves it).
+ * Printed so both libraries can be compared (tests/compat/test_compat.c). */
 #include "prog.h"
 
 static sqlite3 *db;
@@ -28,6 +30,52 @@ static void offset(const char *sql) {
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   printf("offset %d rc %d: %s | %s\n", sqlite3_error_offset(db), rc, sql, sqlite3_errmsg(db));
   sqlite3_finalize(st);
+}
+
+static int g_ticks, g_stop_after;
+static int stop_soon(void *arg) { return ++g_ticks > g_stop_after; }
+
+static void show(const char *sql) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    printf("prepare error: %s\n", sqlite3_errmsg(db));
+    return;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) printf("  %s\n", sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+/* sql interrupted by the progress handler after a few callbacks */
+static void interrupted(const char *sql, int after) {
+  g_ticks = 0;
+  g_stop_after = after;
+  sqlite3_progress_handler(db, 3, stop_soon, NULL);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+  sqlite3_progress_handler(db, 0, NULL, NULL);
+  printf("%s: rc %d (%s) autocommit %d\n", sql, rc, err ? err : "-", sqlite3_get_autocommit(db));
+  sqlite3_free(err);
+}
+
+static void interrupts(void) {
+  exec("CREATE TABLE iv(x); INSERT INTO iv VALUES(1),(2),(3),(4),(5),(6)");
+  exec("BEGIN; INSERT INTO iv VALUES(7)");
+  interrupted("UPDATE iv SET x = x + 10", 4);
+  show("SELECT group_concat(x) FROM iv");
+  exec("COMMIT");
+  exec("BEGIN; INSERT INTO iv VALUES(8)");
+  interrupted("SELECT count(*) FROM iv a, iv b, iv c", 4);
+  show("SELECT group_concat(x) FROM iv");
+  exec("COMMIT");
+  show("SELECT group_concat(x) FROM iv");
+  /* a statement savepoint does not save the transaction from it either */
+  exec("CREATE TABLE iu(x UNIQUE); BEGIN; INSERT INTO iu VALUES(1)");
+  interrupted("INSERT INTO iu SELECT x + 100 FROM iv", 3);
+  show("SELECT group_concat(x) FROM iu");
+  exec("ROLLBACK");
+  /* in autocommit mode the statement alone goes */
+  interrupted("UPDATE iv SET x = x * 2", 4);
+  show("SELECT group_concat(x) FROM iv");
 }
 
 int main(void) {
@@ -116,6 +164,7 @@ int main(void) {
   offset("SELECT * FROM nosuchtable");
   offset("SELECT 1");
 
+  interrupts();
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   remove("txn_state.db");
   remove("txn_state_aux.db");
