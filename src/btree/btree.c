@@ -922,14 +922,24 @@ static int seek_key_with(BtCursor *c, const InsertSeek *is, const void *key, uin
                        : btree_cursor_seek_key(c, key, nkey, force, res);
 }
 
-/* Re-seek after a balance. */
-static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *key,
-                  uint32_t nkey) {
-  int res;
-  int rc = c->intkey ? btree_cursor_seek_rowid(c, rowid, &res)
-                     : seek_key_with(c, is, key, nkey, 0, &res);
-  if (rc) return rc;
-  if (res != 0) return BT_CORRUPT(c->bt, c->root, "entry not found after a change");
+/* After an insert that rebalanced (the stack is gone): the cursor is left
+ * saved at the new entry (CUR_REQSEEK, as btree_cursor_save leaves it), so
+ * that it is sought again only when it is read or moved before its next
+ * seek; an insert's own seek needs no position (SQLite's
+ * BTREE_SAVEPOSITION). An index key is copied; the caller frees nothing. */
+static int save_at_new(BtCursor *c, int64_t rowid, const void *key, uint32_t nkey) {
+  if (!c->intkey) {
+    int rc = btree_cursor_save_key(c, key, nkey);
+    if (rc) return rc;
+  } else if (c->saved_key) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  }
+  c->saved_rowid = rowid;
+  c->state = CUR_REQSEEK;
+  c->skip = 0;
+  c->deleted = 0;
+  c->sought = 0;
   return SHALE_OK;
 }
 
@@ -1142,7 +1152,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   if (rc) goto done;
   balanced_any = balanced;
   if (balanced) {
-    rc = reseek(c, rowid, is, key, nkey);
+    rc = save_at_new(c, rowid, key, nkey);
   } else {
     c->state = CUR_VALID;
     c->skip = 0;

@@ -255,8 +255,9 @@ int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);
 /* Insert into a table tree: (rowid, data[0..n) followed by nzero zero
  * bytes), replacing any entry with that rowid. Into an index tree: key =
  * data (rowid ignored), replacing an entry that compares equal. Afterwards
- * the cursor is on the new entry. BTREE_APPEND hints that the rowid/key is
- * larger than any present. */
+ * the cursor is on the new entry (saved there after a rebalance: sought
+ * again on its next read or move, as a saved cursor is). BTREE_APPEND hints
+ * that the rowid/key is larger than any present. */
 #define BTREE_APPEND 0x01
 /* For an index insert: the cursor's last seek (btree_seek_cmp, counted by
  * btree_seek_count) was for a prefix of the key, found no entry equal to

@@ -949,20 +949,28 @@ int btree_cursor_save(BtCursor *c) {
     uint8_t *freeme;
     rc = cell_key(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &key, &nkey, &freeme);
     if (rc) return rc;
-    uint8_t *copy = freeme;
-    if (!copy) {
-      copy = shale_malloc(nkey ? nkey : 1);
-      if (!copy) return SHALE_NOMEM;
-      memcpy(copy, key, nkey);
+    if (freeme) {
+      shale_free(c->saved_key);
+      c->saved_key = freeme;
+      c->saved_nkey = nkey;
+    } else if ((rc = btree_cursor_save_key(c, key, nkey)) != SHALE_OK) {
+      return rc;
     }
-    shale_free(c->saved_key);
-    c->saved_key = copy;
-    c->saved_nkey = nkey;
   }
   btree_cursor_release(c);
   c->state = CUR_REQSEEK;
   c->skip = 0;
   c->deleted = 0;
+  return SHALE_OK;
+}
+
+int btree_cursor_save_key(BtCursor *c, const void *key, uint32_t nkey) {
+  uint8_t *copy = shale_malloc(nkey ? nkey : 1);
+  if (!copy) return SHALE_NOMEM;
+  memcpy(copy, key, nkey);
+  shale_free(c->saved_key);
+  c->saved_key = copy;
+  c->saved_nkey = nkey;
   return SHALE_OK;
 }
 

@@ -452,6 +452,9 @@ int btree_cursor_rowid(BtCursor *, int64_t *rowid);
 int btree_cursor_key_copy(BtCursor *, uint8_t **buf, uint32_t *cap, uint32_t *n);
 /* Hand the deleted key (delkey) over to saved_key, for a re-seek. */
 void btree_cursor_delkey_to_saved(BtCursor *);
+/* saved_key becomes a copy of key[0..nkey) (the old one freed); the state
+ * is the caller's to set. SHALE_NOMEM leaves saved_key as it was. */
+int btree_cursor_save_key(BtCursor *, const void *key, uint32_t nkey);
 int btree_cursor_move_to_root(BtCursor *);
 int btree_cursor_load_child(BtCursor *, uint32_t child);
 

@@ -30,8 +30,10 @@ typedef struct InsertCtx {
   int *colmap; /* column -> value index, or -1 */
   int ipk;     /* value index of the rowid, or -1 */
   int vals;
-  int newrow; /* nonzero: the row's registers, vals = newrow + 1 (the values
-                 are the columns in table order: no copy) */
+  int *valreg; /* NULL, or value i's register (the row's own register of
+                  its column where it has one: no copy) */
+  int newrow;  /* nonzero: the row's registers; vals = newrow + 1 when the
+                  values are the columns in table order (no copy) */
   Writer w;
   /* AUTOINCREMENT: the table's sqlite_sequence value and row */
   Table *seqtab;
@@ -180,14 +182,19 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
     compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, u->changed, old, nrow, 0, ignore);
 }
 
+/* The register value i of a row is coded into. */
+static int val_reg(const InsertCtx *ic, int i) { return ic->valreg ? ic->valreg[i] : ic->vals + i; }
+
 static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   Table *tab = ic->tab;
   int newrow = ic->newrow ? ic->newrow : emit_regs(p, tab->ncol + 1), cols = newrow + 1;
   for (int j = 0; j < tab->ncol && !parse_failed(p); j++) {
-    if (ic->colmap[j] >= 0 && ic->vals + ic->colmap[j] == cols + j)
+    if (ic->colmap[j] >= 0 && val_reg(ic, ic->colmap[j]) == cols + j)
       continue; /* the value is in place */
     if (ic->colmap[j] >= 0)
-      emit(p, OP_SCopy, ic->vals + ic->colmap[j], cols + j, 0);
+      emit(p, OP_SCopy, val_reg(ic, ic->colmap[j]), cols + j, 0);
+    else if (j == tab->rowid_alias && !ic->is_view && !tab->without_rowid)
+      continue; /* the rowid is copied there below, once it is known */
     else if (tab->cols[j].gen)
       emit(p, OP_Null, 0, cols + j, 0);
     else
@@ -207,7 +214,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   if (before) {
     if (ic->ipk >= 0) {
       int l = emit_label(p);
-      emit(p, OP_SCopy, ic->vals + ic->ipk, newrow, 0);
+      emit(p, OP_SCopy, val_reg(ic, ic->ipk), newrow, 0);
       emit(p, OP_NotNull, newrow, l, 0);
       emit(p, OP_Integer, -1, newrow, 0);
       emit_resolve(p, l);
@@ -224,7 +231,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
     emit(p, OP_Null, 0, newrow, 0);
   } else if (ic->ipk >= 0) {
     int have = emit_label(p), got = emit_label(p);
-    emit(p, OP_SCopy, ic->vals + ic->ipk, newrow, 0);
+    emit(p, OP_SCopy, val_reg(ic, ic->ipk), newrow, 0);
     emit(p, OP_NotNull, newrow, have, 0);
     emit(p, OP_NewRowid, ic->w.tabcur, newrow, ic->seqtab ? ic->seqval : 0);
     emit(p, OP_Goto, 0, got, 0);
@@ -518,7 +525,9 @@ int compile_dml_insert(Parse *p, const SqlStmt *s) {
         compile_parse_error(p, "cannot INSERT into generated column \"%s\"", tab->cols[j].name);
         return 1;
       }
-      ic.colmap[j] = i;
+      /* a column named twice takes the first value, the rowid the last
+       * (as SQLite) */
+      if (ic.colmap[j] < 0) ic.colmap[j] = i;
       if (j == tab->rowid_alias) ic.ipk = i;
     }
     if (sel && nvals != ins->columns->n) {
@@ -563,17 +572,32 @@ int compile_dml_insert(Parse *p, const SqlStmt *s) {
                                                     INTEGER PRIMARY KEY value twice */
   for (int j = 0; j < tab->ncol && identity; j++)
     identity = j < nvals ? ic.colmap[j] == j : ic.colmap[j] < 0;
+  /* VALUES in any other order (a column list): each value is coded into
+   * its column's register of the row, those of no column (a repeated
+   * name, a rowid named by "rowid") into registers of their own */
+  int placed = !identity && direct && !ic.is_view && nvals > 0 && !tab->has_generated &&
+               !compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE);
   if (identity) {
     ic.newrow = emit_regs(p, tab->ncol + 1);
     ic.vals = ic.newrow + 1;
+  } else if (placed) {
+    ic.newrow = emit_regs(p, tab->ncol + 1);
+    ic.valreg = compile_parse_alloc(p, (size_t)nvals * sizeof(int));
+    if (!ic.valreg) return 1;
+    for (int i = 0; i < nvals; i++) ic.valreg[i] = 0;
+    for (int j = 0; j < tab->ncol; j++)
+      if (ic.colmap[j] >= 0) ic.valreg[ic.colmap[j]] = ic.newrow + 1 + j;
+    for (int i = 0; i < nvals; i++)
+      if (!ic.valreg[i]) ic.valreg[i] = emit_regs(p, 1);
   } else {
     ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
   }
   int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p), direct_sink = 0;
+  /* one row (DEFAULT VALUES, a single VALUES row): its code runs inline,
+   * no subroutine */
+  const int one_row = !sel || (direct && sel->cols->n == 1);
 
-  if (!sel) {
-    emit(p, OP_Gosub, ret, lrow, 0);
-  } else if (direct) {
+  if (direct) {
     for (int r = 0; r < sel->cols->n && !parse_failed(p); r++) {
       SqlExpr *row = sel->cols->a[r].expr;
       int n = row->list ? row->list->n : 0;
@@ -587,10 +611,10 @@ int compile_dml_insert(Parse *p, const SqlStmt *s) {
       memset(&nc, 0, sizeof nc);
       compile_dml_trig_nc(p, &nc);
       if (l && (compile_resolve_list(p, &nc, l) || parse_failed(p))) return 1;
-      if (l) compile_expr_code_list(p, l, ic.vals);
-      emit(p, OP_Gosub, ret, lrow, 0);
+      for (int i = 0; l && i < l->n; i++) compile_expr_code(p, l->a[i].expr, val_reg(&ic, i));
+      if (!one_row) emit(p, OP_Gosub, ret, lrow, 0);
     }
-  } else {
+  } else if (sel) {
     /* The SELECT hands each row to a routine (SD_REGS). As SQLite 3.40,
      * the rows go straight to the insert unless the SELECT reads the
      * target table or the table has INSERT triggers or RETURNING: then
@@ -634,13 +658,13 @@ int compile_dml_insert(Parse *p, const SqlStmt *s) {
       emit(p, OP_Next, eph, top, 0);
     }
   }
-  emit(p, OP_Goto, 0, ldone, 0);
+  if (!one_row) emit(p, OP_Goto, 0, ldone, 0);
   emit_resolve(p, lrow);
   if (direct_sink) emit_resolve(p, direct_sink);
   int lnext = emit_label(p);
   insert_row(p, &ic, lnext);
   emit_resolve(p, lnext);
-  emit(p, OP_Return, ret, 0, 0);
+  if (!one_row) emit(p, OP_Return, ret, 0, 0);
   emit_resolve(p, ldone);
   autoinc_end(p, &ic);
   compile_dml_returning_end(p, &ic.ret);

@@ -448,6 +448,46 @@ static void insert_run_edges(const char *name, uint32_t page_size) {
 TEST(index_insert_runs_at_leaf_edges_512) { insert_run_edges("iedge512.db", 512); }
 TEST(index_insert_runs_at_leaf_edges_4096) { insert_run_edges("iedge4096.db", 4096); }
 
+/* After each insert, rebalanced or not (a rebalance leaves the cursor saved
+ * at the new entry), the cursor steps to the new key's neighbour in the
+ * model, either way; every third insert is followed by the next one without
+ * a read (its seek starts from the cursor as the insert left it). */
+static void insert_then_step_run(const char *name, uint32_t page_size) {
+  uint32_t root, range = 6000, n;
+  BtCursor *c;
+  Btree *bt = index_fresh(name, page_size, &root, &c, NULL);
+  uint8_t *present = calloc(range, 1);
+  uint64_t s = test_seed() ^ (page_size * 11);
+  for (int op = 0; op < 5000; op++) {
+    uint32_t id = (uint32_t)(test_rand(&s) % range), want = id;
+    uint8_t *key = make_key(id, page_size, 1, &n);
+    NearKey k = {key, n};
+    CHECK_OK(btree_insert_cmp(c, key, n, near_cmp, &k, 0));
+    free(key);
+    present[id] = 1;
+    int eof = 0;
+    if (op % 3 == 0) continue;
+    if (op % 3 == 1) {
+      do want++;
+      while (want < range && !present[want]);
+      CHECK_OK(btree_next(c, &eof));
+    } else {
+      do want--;
+      while (want < range && !present[want]); /* below 0: UINT32_MAX */
+      CHECK_OK(btree_prev(c, &eof));
+    }
+    if (want >= range ? !eof : eof || cur_id(c) != want) {
+      test_fail(__FILE__, __LINE__, "after inserting %u: eof %d, on %u, expected %u", id, eof,
+                eof ? 0 : cur_id(c), want);
+      break;
+    }
+  }
+  finish_model(bt, c, root, present, range, page_size, name);
+}
+
+TEST(index_insert_then_step_512) { insert_then_step_run("istep512.db", 512); }
+TEST(index_insert_then_step_4096) { insert_then_step_run("istep4096.db", 4096); }
+
 /* The present id nearest id on one side (dir = 1: above, -1: below), or -1. */
 static int64_t model_next(const uint8_t *present, uint32_t range, uint32_t id, int dir) {
   for (int64_t j = (int64_t)id + dir; j >= 0 && j < (int64_t)range; j += dir)
