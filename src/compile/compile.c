@@ -130,8 +130,13 @@ int compile_parse_table_db(Parse *p, const Table *tab) {
   return p->idb; /* a table being built (ALTER): the statement's database */
 }
 
+/* Every name of the built-in schema tables begins with 's': other names
+ * skip the compares. */
+static int maybe_builtin(const char *name) { return (name[0] | 0x20) == 's'; }
+
 static int is_temp_master(const char *name) {
-  return !util_stricmp(name, "sqlite_temp_master") || !util_stricmp(name, "sqlite_temp_schema");
+  return maybe_builtin(name) &&
+         (!util_stricmp(name, "sqlite_temp_master") || !util_stricmp(name, "sqlite_temp_schema"));
 }
 
 static void *find_in(Parse *p, int i, int kind, const char *name) {
@@ -140,6 +145,9 @@ static void *find_in(Parse *p, int i, int kind, const char *name) {
   switch (kind) {
     case PARSE_OBJ_TABLE:
       if (i == 1 && is_temp_master(name)) return s->schema_table;
+      /* a schema holding only the built-in table (temp, mostly) has no
+       * other name to look up */
+      if (!maybe_builtin(name) && !schema_has_user_tables(s)) return NULL;
       return schema_find_table(s, name);
     case PARSE_OBJ_INDEX:
       return schema_find_index(s, name);
@@ -168,12 +176,16 @@ void *compile_parse_find_object(Parse *p, int kind, const char *zdb, const char 
   }
   for (int k = 0; k < n; k++) {
     int i = n == 1 ? 0 : k == 0 ? 1 : k == 1 ? 0 : k; /* temp, main, attached */
-    if (i == 1 && kind == PARSE_OBJ_TABLE &&
+    if (i == 1 && kind == PARSE_OBJ_TABLE && maybe_builtin(name) &&
         (!util_stricmp(name, "sqlite_master") || !util_stricmp(name, "sqlite_schema")))
       continue; /* temp's is sqlite_temp_master unless qualified */
     void *o = find_in(p, i, kind, name);
     if (o) {
       *idb = i;
+      if (kind == PARSE_OBJ_TABLE) { /* compile_parse_table_db's answer for it */
+        p->tdb_tab = o;
+        p->tdb_db = i;
+      }
       return o;
     }
   }
