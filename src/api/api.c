@@ -120,15 +120,15 @@ static void xrefs_take(shale *db, ApiXRefs *x) {
 }
 
 /* What an entry holds, freed (the entry itself is left). */
-static void cache_entry_clear(ApiCached *c) {
-  compile_stmt_free(&c->cs);
+static void cache_entry_clear(shale *db, ApiCached *c) {
+  compile_stmt_free_keep(&c->cs, &db->prog_spare);
   xrefs_drop(&c->x);
   schema_unref(c->schema);
   shale_free(c->key);
 }
 
-static void cache_entry_free(ApiCached *c) {
-  cache_entry_clear(c);
+static void cache_entry_free(shale *db, ApiCached *c) {
+  cache_entry_clear(db, c);
   shale_free(c);
 }
 
@@ -136,7 +136,7 @@ static void cache_clear(shale *db) {
   while (db->cache) {
     ApiCached *c = db->cache;
     db->cache = c->next;
-    cache_entry_free(c);
+    cache_entry_free(db, c);
   }
   db->ncache = 0;
 }
@@ -963,6 +963,7 @@ static void db_free(shale *db) {
   if (db->funcs_ok) func_registry_free(&db->funcs);
   api_func_close(db);
   vm_spare_free(&db->vm_spare);
+  vm_spare_free(&db->prog_spare);
   savepoints_clear(db);
   shale_free(db->txn.sp);
   shale_free(db->err.msg);
@@ -1010,6 +1011,7 @@ int shale_close_v2(shale *db) { return close_common(db, 1); }
 
 void api_compile_env(shale *db, CompileEnv *env) {
   memset(env, 0, sizeof *env);
+  env->prog_spare = &db->prog_spare;
   env->bt = db->dbx[0].bt;
   env->schema = db->dbx[0].schema ? db->dbx[0].schema->s : NULL;
   env->funcs = &db->funcs;
@@ -1262,7 +1264,7 @@ static void cache_put(shale *db, shale_stmt *st) {
     c = *pp;
     *pp = NULL;
     db->ncache--;
-    cache_entry_clear(c);
+    cache_entry_clear(db, c);
   } else {
     c = shale_malloc(sizeof *c);
     if (!c) return;
@@ -1300,7 +1302,7 @@ static void var_release(shale_stmt *st, int i) {
 
 static void stmt_free(shale_stmt *st) {
   if (st->vm) vm_free(st->vm);
-  compile_stmt_free(&st->cs);
+  compile_stmt_free_keep(&st->cs, &st->db->prog_spare);
   schema_unref(st->schema);
   xrefs_drop(&st->x);
   rows_clear(&st->rows);

@@ -391,6 +391,7 @@ struct shale {
   ApiCached *cache;
   int ncache;
   VmSpare vm_spare;     /* a finalized statement's Vm block, for the next one (vm.h) */
+  VmSpare prog_spare;   /* a freed program's block, for the next compile (vm.h) */
   shale_stmt *stepping; /* the statement in vm_step (trace of trigger programs) */
 };
 

@@ -130,9 +130,12 @@ int compile_parse_table_db(Parse *p, const Table *tab) {
   return p->idb; /* a table being built (ALTER): the statement's database */
 }
 
-/* Every name of the built-in schema tables begins with 's': other names
- * skip the compares. */
-static int maybe_builtin(const char *name) { return (name[0] | 0x20) == 's'; }
+/* Every name of the built-in schema tables begins with "sqlite_" (ASCII
+ * case folded, as util_stricmp): other names skip the compares. */
+static int maybe_builtin(const char *n) {
+  return (n[0] | 0x20) == 's' && (n[1] | 0x20) == 'q' && (n[2] | 0x20) == 'l' &&
+         (n[3] | 0x20) == 'i' && (n[4] | 0x20) == 't' && (n[5] | 0x20) == 'e' && n[6] == '_';
+}
 
 static int is_temp_master(const char *name) {
   return maybe_builtin(name) &&
@@ -1111,7 +1114,7 @@ int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     /* The program's SQL text: the statement as given, up to the tail. */
     size_t n = (size_t)((end ? end : sql + nbytes) - sql);
     char *text = util_arena_strndup(&p.arena, sql, n);
-    if (!text || vm_builder_init(&p.b, text)) {
+    if (!text || vm_builder_init_reuse(&p.b, text, env->prog_spare)) {
       compile_parse_nomem(&p);
       goto fail;
     }
@@ -1175,9 +1178,11 @@ fail_noabort:
   return rc;
 }
 
-void compile_stmt_free(CompiledStmt *c) {
+void compile_stmt_free(CompiledStmt *c) { compile_stmt_free_keep(c, NULL); }
+
+void compile_stmt_free_keep(CompiledStmt *c, VmSpare *spare) {
   if (!c) return;
-  if (c->prog) vm_program_free(c->prog);
+  if (c->prog) vm_program_free_keep(c->prog, spare);
   util_arena_free(&c->arena);
   memset(c, 0, sizeof *c);
   c->kind = -1;

@@ -77,6 +77,7 @@ typedef struct CompileDb {
 #define COMPILE_NAMES_BOTH 3  /* both on: "table.column", but "*"'s columns short */
 
 typedef struct CompileEnv {
+  VmSpare *prog_spare;       /* a freed program's block for this compile, or NULL (vm.h) */
   Btree *bt;                 /* main database */
   Schema *schema;            /* main schema (loaded, current) */
   const FuncRegistry *funcs; /* built-in and user functions */
@@ -237,6 +238,8 @@ typedef struct CompiledStmt {
 int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
                 const char **tail, char **errmsg);
 void compile_stmt_free(CompiledStmt *);
+/* The same, parking the program's block in spare (vm_program_free_keep). */
+void compile_stmt_free_keep(CompiledStmt *, VmSpare *spare);
 
 /* =================== internal part (src/compile/ only) =================== */
 

@@ -37,11 +37,18 @@ static const uint8_t op_jumps[] = {
 const char *vm_opcode_name(int op) { return op >= 0 && op < OP__COUNT ? op_names[op] : NULL; }
 int vm_opcode_jumps(int op) { return op >= 0 && op < OP__COUNT ? op_jumps[op] : 0; }
 
-void vm_program_free(VmProgram *p) {
+void vm_program_free(VmProgram *p) { vm_program_free_keep(p, NULL); }
+
+void vm_program_free_keep(VmProgram *p, VmSpare *spare) {
   if (!p) return;
   for (int i = 0; i < p->nsub; i++) vm_program_free(p->subs[i]);
   shale_free(p->subs);
   util_arena_free(&p->arena); /* the ops, p4 values; not its first chunk, in p's block */
+  if (spare && !spare->blk) { /* every program block has one size */
+    spare->blk = p;
+    spare->size = 1;
+    return;
+  }
   shale_free(p);
 }
 
@@ -51,9 +58,18 @@ void vm_program_free(VmProgram *p) {
  * arena (the ops array, p4 values, the text), enough for a short statement. */
 #define PROG_FIRST_CHUNK 3072
 
-int vm_builder_init(VmBuilder *b, const char *sql) {
+int vm_builder_init(VmBuilder *b, const char *sql) { return vm_builder_init_reuse(b, sql, NULL); }
+
+int vm_builder_init_reuse(VmBuilder *b, const char *sql, VmSpare *spare) {
   memset(b, 0, sizeof *b);
-  char *blk = shale_malloc(sizeof *b->prog + PROG_FIRST_CHUNK);
+  char *blk;
+  if (spare && spare->blk) {
+    blk = spare->blk;
+    spare->blk = NULL;
+    spare->size = 0;
+  } else {
+    blk = shale_malloc(sizeof *b->prog + PROG_FIRST_CHUNK);
+  }
   if (!blk) return b->rc = SHALE_NOMEM;
   b->prog = (VmProgram *)blk;
   memset(b->prog, 0, sizeof *b->prog);
@@ -321,8 +337,15 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
   *out = NULL;
   int rc = b->rc;
   VmProgram *p = b->prog;
+  int columns = 0; /* Column ops seen: column_ahead has work */
   for (int a = 0; rc == SHALE_OK && a < p->nop; a++) {
     VmOp *o = &p->ops[a];
+    if (o->op == OP_Column) { /* no label: only the REAL flag and the read-ahead */
+      columns++;
+      if (a + 1 < p->nop && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
+        o->p5 |= VM_COLUMN_REAL;
+      continue;
+    }
     if (op_jumps[o->op]) rc = fix_label(b, &o->p2);
     if (rc == SHALE_OK && o->op == OP_Jump) {
       rc = fix_label(b, &o->p1);
@@ -336,12 +359,7 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
       o->p5 = (uint8_t)((o->p5 & ~VM_CMP_SLOW) | (slow ? VM_CMP_SLOW : 0));
     }
   }
-  for (int a = 0; rc == SHALE_OK && a + 1 < p->nop; a++) {
-    VmOp *o = &p->ops[a];
-    if (o->op == OP_Column && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
-      o->p5 |= VM_COLUMN_REAL;
-  }
-  if (rc == SHALE_OK) column_ahead(p);
+  if (rc == SHALE_OK && columns) column_ahead(p);
   /* a Halt past the last op (not counted in nop): running off the end
    * halts there, so the interpreter checks pc only at jumps */
   if (rc == SHALE_OK && vm_builder_add(b, OP_Halt, 0, 0, 0) < 0) rc = b->rc;
