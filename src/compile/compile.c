@@ -1112,9 +1112,8 @@ int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                     s->kind == SQL_STMT_RELEASE;
   {
     /* The program's SQL text: the statement as given, up to the tail. */
-    size_t n = (size_t)((end ? end : sql + nbytes) - sql);
-    char *text = util_arena_strndup(&p.arena, sql, n);
-    if (!text || vm_builder_init_reuse(&p.b, text, env->prog_spare)) {
+    int n = (int)((end ? end : sql + nbytes) - sql);
+    if (vm_builder_init_reuse(&p.b, sql, n, env->prog_spare)) {
       compile_parse_nomem(&p);
       goto fail;
     }

@@ -58,9 +58,11 @@ void vm_program_free_keep(VmProgram *p, VmSpare *spare) {
  * arena (the ops array, p4 values, the text), enough for a short statement. */
 #define PROG_FIRST_CHUNK 3072
 
-int vm_builder_init(VmBuilder *b, const char *sql) { return vm_builder_init_reuse(b, sql, NULL); }
+int vm_builder_init(VmBuilder *b, const char *sql) {
+  return vm_builder_init_reuse(b, sql, sql ? (int)strlen(sql) : 0, NULL);
+}
 
-int vm_builder_init_reuse(VmBuilder *b, const char *sql, VmSpare *spare) {
+int vm_builder_init_reuse(VmBuilder *b, const char *sql, int nsql, VmSpare *spare) {
   memset(b, 0, sizeof *b);
   char *blk;
   if (spare && spare->blk) {
@@ -75,7 +77,7 @@ int vm_builder_init_reuse(VmBuilder *b, const char *sql, VmSpare *spare) {
   memset(b->prog, 0, sizeof *b->prog);
   util_arena_init_buf(&b->prog->arena, 0, blk + sizeof *b->prog, PROG_FIRST_CHUNK);
   if (sql) {
-    b->prog->sql = util_arena_strndup(&b->prog->arena, sql, strlen(sql));
+    b->prog->sql = util_arena_strndup(&b->prog->arena, sql, (size_t)nsql);
     if (!b->prog->sql) b->rc = SHALE_NOMEM;
   }
   return b->rc;
@@ -313,17 +315,19 @@ void vm_builder_abort(VmBuilder *b) {
  * column the program reads from the cursor, so a scan reading the first
  * columns of a wide row parses no more of each header than it uses. Without
  * memory for the per-cursor maxima every Column keeps 7. */
-static void column_ahead(VmProgram *p) {
+static void column_ahead(VmProgram *p, const int *at, int nat) {
+  /* at[0..nat): the addresses of the Column ops (NULL: look at every op) */
+  int n = at ? nat : p->nop;
   int nc = p->ncursor > 0 ? p->ncursor : 0, few[64];
   int *last = nc <= 64 ? few : shale_malloc((size_t)nc * sizeof *last);
   if (last)
     for (int i = 0; i < nc; i++) last[i] = -1;
-  for (int a = 0; last && a < p->nop; a++) {
-    const VmOp *o = &p->ops[a];
+  for (int k = 0; last && k < n; k++) {
+    const VmOp *o = &p->ops[at ? at[k] : k];
     if (o->op == OP_Column && o->p1 >= 0 && o->p1 < nc && o->p2 > last[o->p1]) last[o->p1] = o->p2;
   }
-  for (int a = 0; a < p->nop; a++) {
-    VmOp *o = &p->ops[a];
+  for (int k = 0; k < n; k++) {
+    VmOp *o = &p->ops[at ? at[k] : k];
     if (o->op != OP_Column) continue;
     int ahead = 7;
     if (last && o->p1 >= 0 && o->p1 < nc && last[o->p1] - o->p2 < ahead)
@@ -337,10 +341,11 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
   *out = NULL;
   int rc = b->rc;
   VmProgram *p = b->prog;
-  int columns = 0; /* Column ops seen: column_ahead has work */
+  int columns = 0, colat[128]; /* the Column ops (the first 128 addresses), for column_ahead */
   for (int a = 0; rc == SHALE_OK && a < p->nop; a++) {
     VmOp *o = &p->ops[a];
     if (o->op == OP_Column) { /* no label: only the REAL flag and the read-ahead */
+      if (columns < 128) colat[columns] = a;
       columns++;
       if (a + 1 < p->nop && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
         o->p5 |= VM_COLUMN_REAL;
@@ -359,7 +364,7 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
       o->p5 = (uint8_t)((o->p5 & ~VM_CMP_SLOW) | (slow ? VM_CMP_SLOW : 0));
     }
   }
-  if (rc == SHALE_OK && columns) column_ahead(p);
+  if (rc == SHALE_OK && columns) column_ahead(p, columns <= 128 ? colat : NULL, columns);
   /* a Halt past the last op (not counted in nop): running off the end
    * halts there, so the interpreter checks pc only at jumps */
   if (rc == SHALE_OK && vm_builder_add(b, OP_Halt, 0, 0, 0) < 0) rc = b->rc;
