@@ -84,18 +84,9 @@ void compile_parse_need_db(Parse *p, int idb, int write) {
 
 /* ---- databases ---- */
 
-int compile_parse_ndb(const Parse *p) { return p->env && p->env->ndb > 0 ? p->env->ndb : 1; }
-
 const char *compile_parse_db_name(const Parse *p, int i) {
   if (p->env && p->env->ndb > 0 && i >= 0 && i < p->env->ndb) return p->env->dbs[i].name;
   return i == 1 ? "temp" : "main";
-}
-
-Schema *compile_parse_db_schema(const Parse *p, int i) {
-  /* the target's schema may be a stand-in (ALTER checks build one) */
-  if (i == p->idb && p->schema) return p->schema;
-  if (i == 0 || !p->env || p->env->ndb == 0) return p->env ? p->env->schema : NULL;
-  return i > 0 && i < p->env->ndb ? p->env->dbs[i].schema : NULL;
 }
 
 Btree *compile_parse_db_bt(const Parse *p, int i) {
@@ -159,6 +150,11 @@ static void *find_in(Parse *p, int i, int kind, const char *name) {
     default:
       return schema_find_trigger(s, name);
   }
+}
+
+Table *compile_parse_schema_table(Parse *p, const Schema *s, const char *name) {
+  if (name && name == p->target_name && s == p->target_schema) return p->target_tab;
+  return schema_find_table(s, name);
 }
 
 void *compile_parse_find_object(Parse *p, int kind, const char *zdb, const char *name, int *idb) {
@@ -660,8 +656,15 @@ static int create_db(Parse *p, const SqlQualName *q, int temp, int dflt) {
  * reports "no such ..."). */
 static int object_db(Parse *p, const char *zdb, const char *name, int k1, int k2) {
   int idb = -1;
-  if (!compile_parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0)
-    compile_parse_find_object(p, k2, zdb, name, &idb);
+  void *o = compile_parse_find_object(p, k1, zdb, name, &idb);
+  /* compile_parse_schema_table's answer for it (not the schema table: temp's
+   * is found here by names its map does not hold) */
+  if (o && k1 == PARSE_OBJ_TABLE && !((Table *)o)->is_schema) {
+    p->target_name = name;
+    p->target_schema = compile_parse_db_schema(p, idb);
+    p->target_tab = o;
+  }
+  if (!o && k2 >= 0) compile_parse_find_object(p, k2, zdb, name, &idb);
   if (idb < 0 && zdb) idb = compile_parse_find_db(p, zdb);
   return idb;
 }

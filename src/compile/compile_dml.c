@@ -857,7 +857,7 @@ Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **
     if (!eponymous_refused(p, name)) compile_parse_error(p, "no such table: %s.%s", schema, name);
     return NULL;
   }
-  Table *t = schema_find_table(p->schema, name);
+  Table *t = compile_parse_schema_table(p, p->schema, name);
   if (t) {
     if (t->is_schema && !(p->env && p->env->writable_schema)) {
       compile_parse_error(p, "table %s may not be modified", "sqlite_master");
