@@ -83,20 +83,8 @@ int vm_builder_init_reuse(VmBuilder *b, const char *sql, int nsql, VmSpare *spar
   return b->rc;
 }
 
-int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
-  if (b->rc) return -1;
-  VmProgram *p = b->prog;
-  if (p->nop == b->cap) { /* the array lives in the arena: a doubling leaves the old one there */
-    int ncap = b->cap ? b->cap * 2 : 32;
-    VmOp *n = ncap < (1 << 26) ? util_arena_alloc(&p->arena, (size_t)ncap * sizeof *n) : NULL;
-    if (!n) {
-      b->rc = SHALE_NOMEM;
-      return -1;
-    }
-    if (p->nop) memcpy(n, p->ops, (size_t)p->nop * sizeof *n);
-    p->ops = n;
-    b->cap = ncap;
-  }
+/* Append the op to p (room for it checked). */
+static inline int put_op(VmProgram *p, int op, int p1, int p2, int p3) {
   assert(op >= 0 && op < OP__COUNT);
   VmOp *o = &p->ops[p->nop];
   memset(o, 0, sizeof *o);
@@ -107,6 +95,28 @@ int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
   if (op == OP_Variable && p1 > p->nvar) p->nvar = p1;
   if (op == OP_ResultRow && p2 > p->ncolumn) p->ncolumn = p2;
   return p->nop++;
+}
+
+/* The ops array is full: double it (in the arena: the old one stays there),
+ * then append. Out of line, so that vm_builder_add's common path is a leaf. */
+static __attribute__((noinline)) int add_grow(VmBuilder *b, int op, int p1, int p2, int p3) {
+  VmProgram *p = b->prog;
+  int ncap = b->cap ? b->cap * 2 : 32;
+  VmOp *n = ncap < (1 << 26) ? util_arena_alloc(&p->arena, (size_t)ncap * sizeof *n) : NULL;
+  if (!n) {
+    b->rc = SHALE_NOMEM;
+    return -1;
+  }
+  if (p->nop) memcpy(n, p->ops, (size_t)p->nop * sizeof *n);
+  p->ops = n;
+  b->cap = ncap;
+  return put_op(p, op, p1, p2, p3);
+}
+
+int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
+  if (b->rc) return -1;
+  if (b->prog->nop == b->cap) return add_grow(b, op, p1, p2, p3);
+  return put_op(b->prog, op, p1, p2, p3);
 }
 
 int vm_builder_add_int64(VmBuilder *b, int op, int p1, int p2, int p3, int64_t v) {
@@ -298,6 +308,17 @@ static int jumps_unchecked(const VmOp *o) {
   }
 }
 
+/* 1 for the ops vm_builder_finish looks at besides those with a label in
+ * p2 (op_jumps): Column, the other label operands, the unchecked jumps and
+ * the comparisons. Every other op is passed over. */
+static const uint8_t op_finish[OP__COUNT] = {
+    [OP_Column] = 1, [OP_Jump] = 1,  [OP_InitCoroutine] = 1,
+    [OP_Next] = 1,   [OP_Prev] = 1,  [OP_IdxGE] = 1,
+    [OP_IdxGT] = 1,  [OP_IdxLE] = 1, [OP_IdxLT] = 1,
+    [OP_Eq] = 1,     [OP_Ne] = 1,    [OP_Lt] = 1,
+    [OP_Le] = 1,     [OP_Gt] = 1,    [OP_Ge] = 1,
+};
+
 static int fix_label(VmBuilder *b, int32_t *x) {
   if (*x >= 0) return SHALE_OK;
   int i = -1 - *x;
@@ -344,6 +365,7 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
   int columns = 0, colat[128]; /* the Column ops (the first 128 addresses), for column_ahead */
   for (int a = 0; rc == SHALE_OK && a < p->nop; a++) {
     VmOp *o = &p->ops[a];
+    if (!op_jumps[o->op] && !op_finish[o->op]) continue;
     if (o->op == OP_Column) { /* no label: only the REAL flag and the read-ahead */
       if (columns < 128) colat[columns] = a;
       columns++;
