@@ -97,19 +97,29 @@ static inline int put_op(VmProgram *p, int op, int p1, int p2, int p3) {
   return p->nop++;
 }
 
-/* The ops array is full: double it (in the arena: the old one stays there),
- * then append. Out of line, so that vm_builder_add's common path is a leaf. */
+/* A builder array (ops, labels) of *cap elements of elem bytes, n in use,
+ * doubled (first when empty) in the program's arena: the old one stays
+ * there. NULL (b->rc set) when out of memory or past max elements. */
+static void *builder_grow(VmBuilder *b, const void *old, int n, int *cap, int first, int max,
+                          size_t elem) {
+  int ncap = *cap ? *cap * 2 : first;
+  void *a = ncap < max ? util_arena_alloc(&b->prog->arena, (size_t)ncap * elem) : NULL;
+  if (!a) {
+    b->rc = SHALE_NOMEM;
+    return NULL;
+  }
+  if (n) memcpy(a, old, (size_t)n * elem);
+  *cap = ncap;
+  return a;
+}
+
+/* The ops array is full: double it, then append. Out of line, so that
+ * vm_builder_add's common path is a leaf. */
 static __attribute__((noinline)) int add_grow(VmBuilder *b, int op, int p1, int p2, int p3) {
   VmProgram *p = b->prog;
-  int ncap = b->cap ? b->cap * 2 : 32;
-  VmOp *n = ncap < (1 << 26) ? util_arena_alloc(&p->arena, (size_t)ncap * sizeof *n) : NULL;
-  if (!n) {
-    b->rc = SHALE_NOMEM;
-    return -1;
-  }
-  if (p->nop) memcpy(n, p->ops, (size_t)p->nop * sizeof *n);
+  VmOp *n = builder_grow(b, p->ops, p->nop, &b->cap, 32, 1 << 26, sizeof *n);
+  if (!n) return -1;
   p->ops = n;
-  b->cap = ncap;
   return put_op(p, op, p1, p2, p3);
 }
 
@@ -254,21 +264,23 @@ void vm_builder_set_p2(VmBuilder *b, int addr, int p2) {
 
 int vm_builder_addr(VmBuilder *b) { return b->prog ? b->prog->nop : 0; }
 
-int vm_builder_label(VmBuilder *b) {
-  if (b->rc) return -1;
-  if (b->nlabel == b->caplabel) { /* in the program's arena, as the ops */
-    int ncap = b->caplabel ? b->caplabel * 2 : 16;
-    int *n = ncap < (1 << 28) ? util_arena_alloc(&b->prog->arena, (size_t)ncap * sizeof *n) : NULL;
-    if (!n) {
-      b->rc = SHALE_NOMEM;
-      return -1;
-    }
-    if (b->nlabel) memcpy(n, b->labels, (size_t)b->nlabel * sizeof *n);
-    b->labels = n;
-    b->caplabel = ncap;
-  }
+static int new_label(VmBuilder *b) {
   b->labels[b->nlabel] = -1;
   return -1 - b->nlabel++;
+}
+
+/* The labels are full: double them (in the program's arena, as the ops). */
+static __attribute__((noinline)) int label_grow(VmBuilder *b) {
+  int *n = builder_grow(b, b->labels, b->nlabel, &b->caplabel, 16, 1 << 28, sizeof *n);
+  if (!n) return -1;
+  b->labels = n;
+  return new_label(b);
+}
+
+int vm_builder_label(VmBuilder *b) {
+  if (b->rc) return -1;
+  if (b->nlabel == b->caplabel) return label_grow(b);
+  return new_label(b);
 }
 
 void vm_builder_resolve(VmBuilder *b, int label) {
