@@ -703,6 +703,10 @@ struct Parse {
   const char *target_name;
   const Schema *target_schema;
   Table *target_tab;
+  /* compile_trigger_exists found no trigger in any database while p->schema
+   * and p->idb were these (NULL: not known) */
+  const Schema *no_trig_schema;
+  int no_trig_idb;
   /* trigger compilation: program-wide data */
   const Table *trig_tab; /* table of the trigger being compiled */
   int trig_depth;

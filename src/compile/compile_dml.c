@@ -52,13 +52,13 @@ SqlExpr *compile_dml_expr_dup(Parse *p, const SqlExpr *e) {
   if (!e) return NULL;
   SqlExpr *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
-  *n = *e;
-  n->a = compile_dml_expr_dup(p, e->a);
-  n->b = compile_dml_expr_dup(p, e->b);
-  n->c = compile_dml_expr_dup(p, e->c);
-  n->filter = compile_dml_expr_dup(p, e->filter);
-  n->list = compile_dml_list_dup(p, e->list);
-  n->order = compile_dml_list_dup(p, e->order);
+  *n = *e; /* absent operands stay NULL without a call */
+  if (e->a) n->a = compile_dml_expr_dup(p, e->a);
+  if (e->b) n->b = compile_dml_expr_dup(p, e->b);
+  if (e->c) n->c = compile_dml_expr_dup(p, e->c);
+  if (e->filter) n->filter = compile_dml_expr_dup(p, e->filter);
+  if (e->list) n->list = compile_dml_list_dup(p, e->list);
+  if (e->order) n->order = compile_dml_list_dup(p, e->order);
   return n;
 }
 
