@@ -103,29 +103,32 @@ static void schema_unref(ApiSchema *s) {
 }
 
 static void xrefs_drop(ApiXRefs *x) {
-  for (int i = 0; i < API_MAX_DB; i++) {
+  for (int i = 0; i < x->n; i++) {
     schema_unref(x->s[i]);
     x->s[i] = NULL;
   }
+  x->n = 0;
 }
 
 static void xrefs_take(shale *db, ApiXRefs *x) {
   xrefs_drop(x);
-  for (int i = 1; i < db->ndb; i++)
+  int n = db->ndb < API_MAX_DB ? db->ndb : API_MAX_DB;
+  for (int i = 1; i < n; i++)
     if ((x->s[i] = db->dbx[i].schema) != NULL) x->s[i]->refs++;
+  x->n = n;
   x->gen = db->xgen;
 }
 
 /* What an entry holds, freed (the entry itself is left). */
-static void cache_entry_clear(ApiCached *c) {
-  compile_stmt_free(&c->cs);
+static void cache_entry_clear(shale *db, ApiCached *c) {
+  compile_stmt_free_keep(&c->cs, &db->prog_spare);
   xrefs_drop(&c->x);
   schema_unref(c->schema);
   shale_free(c->key);
 }
 
-static void cache_entry_free(ApiCached *c) {
-  cache_entry_clear(c);
+static void cache_entry_free(shale *db, ApiCached *c) {
+  cache_entry_clear(db, c);
   shale_free(c);
 }
 
@@ -133,7 +136,7 @@ static void cache_clear(shale *db) {
   while (db->cache) {
     ApiCached *c = db->cache;
     db->cache = c->next;
-    cache_entry_free(c);
+    cache_entry_free(db, c);
   }
   db->ncache = 0;
 }
@@ -965,6 +968,7 @@ static void db_free(shale *db) {
   if (db->funcs_ok) func_registry_free(&db->funcs);
   api_func_close(db);
   vm_spare_free(&db->vm_spare);
+  vm_spare_free(&db->prog_spare);
   savepoints_clear(db);
   shale_free(db->txn.sp);
   shale_free(db->err.msg);
@@ -1012,6 +1016,7 @@ int shale_close_v2(shale *db) { return close_common(db, 1); }
 
 void api_compile_env(shale *db, CompileEnv *env) {
   memset(env, 0, sizeof *env);
+  env->prog_spare = &db->prog_spare;
   env->bt = db->dbx[0].bt;
   env->schema = db->dbx[0].schema ? db->dbx[0].schema->s : NULL;
   env->funcs = &db->funcs;
@@ -1218,21 +1223,34 @@ static int stmt_vars_init(shale_stmt *st) {
   return SHALE_OK;
 }
 
-/* Look for a cached compilation of the statement at the start of sql[0..n). */
+/* The last 8 bytes of z[0..n) (all of them when shorter, zero-padded): a
+ * cached key's tag, compared before its text. Texts prepared one after the
+ * other mostly differ at their end (the literal values), so this one
+ * comparison turns almost every other entry away. */
+static uint64_t text_tail8(const char *z, int n) {
+  uint64_t v = 0;
+  if (n >= 8)
+    memcpy(&v, z + n - 8, 8);
+  else if (n > 0)
+    memcpy(&v, z, (size_t)n);
+  return v;
+}
+
+/* Look for a cached compilation of the statement at the start of sql[0..n):
+ * an entry whose key is all of it, or a prefix of it ending with ';'. */
 static ApiCached *cache_take(shale *db, const char *sql, int n) {
   ApiCached **pp = &db->cache;
   if (db->cb.auth || !*pp) return NULL; /* the authorizer sees every prepare */
-  int settings = api_settings(db);
+  uint64_t tail = text_tail8(sql, n);
+  int settings = 0, have_settings = 0;
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
+    if (c->nkey == n ? c->tail8 != tail : c->nkey > n || !c->semi_end) continue;
+    if (c->nkey == 0 || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
+    if (!have_settings) settings = api_settings(db), have_settings = 1;
     if (c->schema != db->dbx[0].schema || c->x.gen != db->xgen ||
         c->in_txn != !db->txn.autocommit || c->settings != settings)
       continue;
-    if (c->nkey > n || c->nkey == 0 || c->key[c->nkey - 1] != sql[c->nkey - 1] ||
-        memcmp(c->key, sql, (size_t)c->nkey) !=
-            0) /* the last byte first: texts differ at the end */
-      continue;
-    if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;
     *pp = c->next;
     db->ncache--;
     return c;
@@ -1251,7 +1269,7 @@ static void cache_put(shale *db, shale_stmt *st) {
     c = *pp;
     *pp = NULL;
     db->ncache--;
-    cache_entry_clear(c);
+    cache_entry_clear(db, c);
   } else {
     c = shale_malloc(sizeof *c);
     if (!c) return;
@@ -1260,6 +1278,8 @@ static void cache_put(shale *db, shale_stmt *st) {
   c->key = st->sql;
   st->sql = NULL;
   c->nkey = n;
+  c->tail8 = text_tail8(c->key, n);
+  c->semi_end = n > 0 && c->key[n - 1] == ';';
   c->cs = st->cs;
   memset(&st->cs, 0, sizeof st->cs);
   c->schema = st->schema;
@@ -1287,7 +1307,7 @@ static void var_release(shale_stmt *st, int i) {
 
 static void stmt_free(shale_stmt *st) {
   if (st->vm) vm_free(st->vm);
-  compile_stmt_free(&st->cs);
+  compile_stmt_free_keep(&st->cs, &st->db->prog_spare);
   schema_unref(st->schema);
   xrefs_drop(&st->x);
   rows_clear(&st->rows);

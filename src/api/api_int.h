@@ -163,6 +163,7 @@ typedef struct ApiDb {
  * against (they stay alive while it does), and the generation they had. */
 typedef struct ApiXRefs {
   ApiSchema *s[API_MAX_DB];
+  int n; /* s[n..] are NULL (the number of databases when taken) */
   unsigned gen;
 } ApiXRefs;
 
@@ -179,7 +180,9 @@ typedef struct ApiRows {
 typedef struct ApiCached {
   char *key; /* the text given to prepare (exactly nkey bytes) */
   int nkey;
-  int tail; /* offset of the tail in key */
+  uint64_t tail8;   /* text_tail8 of the key: compared first (api.c cache_take) */
+  uint8_t semi_end; /* the key ends with ';' (it may be a prefix of a longer text) */
+  int tail;         /* offset of the tail in key */
   CompiledStmt cs;
   ApiSchema *schema;
   uint8_t in_txn;
@@ -388,6 +391,7 @@ struct shale {
   ApiCached *cache;
   int ncache;
   VmSpare vm_spare;     /* a finalized statement's Vm block, for the next one (vm.h) */
+  VmSpare prog_spare;   /* a freed program's block, for the next compile (vm.h) */
   shale_stmt *stepping; /* the statement in vm_step (trace of trigger programs) */
 };
 

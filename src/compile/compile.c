@@ -84,18 +84,9 @@ void compile_parse_need_db(Parse *p, int idb, int write) {
 
 /* ---- databases ---- */
 
-int compile_parse_ndb(const Parse *p) { return p->env && p->env->ndb > 0 ? p->env->ndb : 1; }
-
 const char *compile_parse_db_name(const Parse *p, int i) {
   if (p->env && p->env->ndb > 0 && i >= 0 && i < p->env->ndb) return p->env->dbs[i].name;
   return i == 1 ? "temp" : "main";
-}
-
-Schema *compile_parse_db_schema(const Parse *p, int i) {
-  /* the target's schema may be a stand-in (ALTER checks build one) */
-  if (i == p->idb && p->schema) return p->schema;
-  if (i == 0 || !p->env || p->env->ndb == 0) return p->env ? p->env->schema : NULL;
-  return i > 0 && i < p->env->ndb ? p->env->dbs[i].schema : NULL;
 }
 
 Btree *compile_parse_db_bt(const Parse *p, int i) {
@@ -130,8 +121,16 @@ int compile_parse_table_db(Parse *p, const Table *tab) {
   return p->idb; /* a table being built (ALTER): the statement's database */
 }
 
+/* Every name of the built-in schema tables begins with "sqlite_" (ASCII
+ * case folded, as util_stricmp): other names skip the compares. */
+static int maybe_builtin(const char *n) {
+  return (n[0] | 0x20) == 's' && (n[1] | 0x20) == 'q' && (n[2] | 0x20) == 'l' &&
+         (n[3] | 0x20) == 'i' && (n[4] | 0x20) == 't' && (n[5] | 0x20) == 'e' && n[6] == '_';
+}
+
 static int is_temp_master(const char *name) {
-  return !util_stricmp(name, "sqlite_temp_master") || !util_stricmp(name, "sqlite_temp_schema");
+  return maybe_builtin(name) &&
+         (!util_stricmp(name, "sqlite_temp_master") || !util_stricmp(name, "sqlite_temp_schema"));
 }
 
 static void *find_in(Parse *p, int i, int kind, const char *name) {
@@ -140,6 +139,9 @@ static void *find_in(Parse *p, int i, int kind, const char *name) {
   switch (kind) {
     case PARSE_OBJ_TABLE:
       if (i == 1 && is_temp_master(name)) return s->schema_table;
+      /* a schema holding only the built-in table (temp, mostly) has no
+       * other name to look up */
+      if (!maybe_builtin(name) && !schema_has_user_tables(s)) return NULL;
       return schema_find_table(s, name);
     case PARSE_OBJ_INDEX:
       return schema_find_index(s, name);
@@ -148,6 +150,11 @@ static void *find_in(Parse *p, int i, int kind, const char *name) {
     default:
       return schema_find_trigger(s, name);
   }
+}
+
+Table *compile_parse_schema_table(Parse *p, const Schema *s, const char *name) {
+  if (name && name == p->target_name && s == p->target_schema) return p->target_tab;
+  return schema_find_table(s, name);
 }
 
 void *compile_parse_find_object(Parse *p, int kind, const char *zdb, const char *name, int *idb) {
@@ -168,12 +175,16 @@ void *compile_parse_find_object(Parse *p, int kind, const char *zdb, const char 
   }
   for (int k = 0; k < n; k++) {
     int i = n == 1 ? 0 : k == 0 ? 1 : k == 1 ? 0 : k; /* temp, main, attached */
-    if (i == 1 && kind == PARSE_OBJ_TABLE &&
+    if (i == 1 && kind == PARSE_OBJ_TABLE && maybe_builtin(name) &&
         (!util_stricmp(name, "sqlite_master") || !util_stricmp(name, "sqlite_schema")))
       continue; /* temp's is sqlite_temp_master unless qualified */
     void *o = find_in(p, i, kind, name);
     if (o) {
       *idb = i;
+      if (kind == PARSE_OBJ_TABLE) { /* compile_parse_table_db's answer for it */
+        p->tdb_tab = o;
+        p->tdb_db = i;
+      }
       return o;
     }
   }
@@ -645,8 +656,15 @@ static int create_db(Parse *p, const SqlQualName *q, int temp, int dflt) {
  * reports "no such ..."). */
 static int object_db(Parse *p, const char *zdb, const char *name, int k1, int k2) {
   int idb = -1;
-  if (!compile_parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0)
-    compile_parse_find_object(p, k2, zdb, name, &idb);
+  void *o = compile_parse_find_object(p, k1, zdb, name, &idb);
+  /* compile_parse_schema_table's answer for it (not the schema table: temp's
+   * is found here by names its map does not hold) */
+  if (o && k1 == PARSE_OBJ_TABLE && !((Table *)o)->is_schema) {
+    p->target_name = name;
+    p->target_schema = compile_parse_db_schema(p, idb);
+    p->target_tab = o;
+  }
+  if (!o && k2 >= 0) compile_parse_find_object(p, k2, zdb, name, &idb);
   if (idb < 0 && zdb) idb = compile_parse_find_db(p, zdb);
   return idb;
 }
@@ -1097,9 +1115,8 @@ int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                     s->kind == SQL_STMT_RELEASE;
   {
     /* The program's SQL text: the statement as given, up to the tail. */
-    size_t n = (size_t)((end ? end : sql + nbytes) - sql);
-    char *text = util_arena_strndup(&p.arena, sql, n);
-    if (!text || vm_builder_init(&p.b, text)) {
+    int n = (int)((end ? end : sql + nbytes) - sql);
+    if (vm_builder_init_reuse(&p.b, sql, n, env->prog_spare)) {
       compile_parse_nomem(&p);
       goto fail;
     }
@@ -1163,9 +1180,11 @@ fail_noabort:
   return rc;
 }
 
-void compile_stmt_free(CompiledStmt *c) {
+void compile_stmt_free(CompiledStmt *c) { compile_stmt_free_keep(c, NULL); }
+
+void compile_stmt_free_keep(CompiledStmt *c, VmSpare *spare) {
   if (!c) return;
-  if (c->prog) vm_program_free(c->prog);
+  if (c->prog) vm_program_free_keep(c->prog, spare);
   util_arena_free(&c->arena);
   memset(c, 0, sizeof *c);
   c->kind = -1;

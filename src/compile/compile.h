@@ -77,6 +77,7 @@ typedef struct CompileDb {
 #define COMPILE_NAMES_BOTH 3  /* both on: "table.column", but "*"'s columns short */
 
 typedef struct CompileEnv {
+  VmSpare *prog_spare;       /* a freed program's block for this compile, or NULL (vm.h) */
   Btree *bt;                 /* main database */
   Schema *schema;            /* main schema (loaded, current) */
   const FuncRegistry *funcs; /* built-in and user functions */
@@ -237,6 +238,8 @@ typedef struct CompiledStmt {
 int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
                 const char **tail, char **errmsg);
 void compile_stmt_free(CompiledStmt *);
+/* The same, parking the program's block in spare (vm_program_free_keep). */
+void compile_stmt_free_keep(CompiledStmt *, VmSpare *spare);
 
 /* =================== internal part (src/compile/ only) =================== */
 
@@ -698,6 +701,15 @@ struct Parse {
    * statement compiles) */
   const Table *tdb_tab;
   int tdb_db;
+  /* the table the statement names as its target, where it was found, and
+   * the AST string that named it (compile_parse_schema_table) */
+  const char *target_name;
+  const Schema *target_schema;
+  Table *target_tab;
+  /* compile_trigger_exists found no trigger in any database while p->schema
+   * and p->idb were these (NULL: not known) */
+  const Schema *no_trig_schema;
+  int no_trig_idb;
   /* trigger compilation: program-wide data */
   const Table *trig_tab; /* table of the trigger being compiled */
   int trig_depth;
@@ -754,10 +766,19 @@ void compile_parse_need_write(Parse *);
 void compile_parse_need_db(Parse *, int idb, int write);
 
 /* ---- databases (compile.c) ---- */
-/* Number of databases (>= 1), database i's name and schema (NULL if none). */
-int compile_parse_ndb(const Parse *);
+/* Number of databases (>= 1), database i's name and schema (NULL if none).
+ * The two asked most (every table reference, trigger check and epilogue)
+ * are inline. */
+static inline int compile_parse_ndb(const Parse *p) {
+  return p->env && p->env->ndb > 0 ? p->env->ndb : 1;
+}
 const char *compile_parse_db_name(const Parse *, int i);
-Schema *compile_parse_db_schema(const Parse *, int i);
+static inline Schema *compile_parse_db_schema(const Parse *p, int i) {
+  /* the target's schema may be a stand-in (ALTER checks build one) */
+  if (i == p->idb && p->schema) return p->schema;
+  if (i == 0 || !p->env || p->env->ndb == 0) return p->env ? p->env->schema : NULL;
+  return i > 0 && i < p->env->ndb ? p->env->dbs[i].schema : NULL;
+}
 Btree *compile_parse_db_bt(const Parse *, int i);
 /* Index of the database named name ("main", "temp", attached), or -1. */
 int compile_parse_find_db(const Parse *, const char *name);
@@ -774,6 +795,10 @@ int compile_parse_table_db(Parse *, const Table *tab);
 #define PARSE_OBJ_VIEW 2
 #define PARSE_OBJ_TRIGGER 3
 void *compile_parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
+/* schema_find_table(s, name), answered without a probe for the table the
+ * statement names as its target (found when the statement's database was
+ * chosen; name is the same AST string). */
+Table *compile_parse_schema_table(Parse *, const Schema *s, const char *name);
 /* compile_vtab.c. A virtual table t of the schema (schema.h invariant 5)
  * connected (lazily, xConnect): its declared Table (tab->vtab set), or NULL
  * after SQLite's error ("no such module: M", the module's message). */

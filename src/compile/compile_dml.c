@@ -52,13 +52,13 @@ SqlExpr *compile_dml_expr_dup(Parse *p, const SqlExpr *e) {
   if (!e) return NULL;
   SqlExpr *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
-  *n = *e;
-  n->a = compile_dml_expr_dup(p, e->a);
-  n->b = compile_dml_expr_dup(p, e->b);
-  n->c = compile_dml_expr_dup(p, e->c);
-  n->filter = compile_dml_expr_dup(p, e->filter);
-  n->list = compile_dml_list_dup(p, e->list);
-  n->order = compile_dml_list_dup(p, e->order);
+  *n = *e; /* absent operands stay NULL without a call */
+  if (e->a) n->a = compile_dml_expr_dup(p, e->a);
+  if (e->b) n->b = compile_dml_expr_dup(p, e->b);
+  if (e->c) n->c = compile_dml_expr_dup(p, e->c);
+  if (e->filter) n->filter = compile_dml_expr_dup(p, e->filter);
+  if (e->list) n->list = compile_dml_list_dup(p, e->list);
+  if (e->order) n->order = compile_dml_list_dup(p, e->order);
   return n;
 }
 
@@ -292,6 +292,17 @@ int compile_dml_up_clause(const Writer *w, int i) {
  * cursor tabcur, already open for writing) and every index's but those
  * use (may be NULL) says are not needed. With use->changed, w->keep is
  * compile_dml_writer_keep_unchanged's answer. */
+/* The scratch rows, allocated when first needed: most statements use
+ * neither, and every register costs each run of the program. */
+static int writer_vrow(Writer *w) {
+  if (!w->vrow) w->vrow = emit_regs(w->p, w->tab->ncol + 1);
+  return w->vrow;
+}
+static int writer_vtmp(Writer *w) {
+  if (!w->vtmp) w->vtmp = emit_regs(w->p, w->tab->ncol + 1);
+  return w->vtmp;
+}
+
 int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur,
                                 const WriterUse *use) {
   memset(w, 0, sizeof *w);
@@ -354,9 +365,7 @@ int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, in
     w->okey[i] = emit_regs(p, x->ncol);
     w->rec[i] = emit_regs(p, 1);
   }
-  w->keep = keep;
-  w->vrow = emit_regs(p, tab->ncol + 1);
-  w->vtmp = emit_regs(p, tab->ncol + 1);
+  w->keep = keep; /* vrow, vtmp: at their first use (writer_vrow, writer_vtmp) */
   if (tab->without_rowid && tab->npk) w->pkreg = emit_regs(p, tab->npk);
   return parse_failed(p);
 }
@@ -477,7 +486,7 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
 void compile_dml_read_row(Writer *w, int dst) {
   Parse *p = w->p;
   Table *tab = w->tab;
-  int t = w->vtmp;
+  int t = writer_vtmp(w);
   if (tab->without_rowid)
     emit(p, OP_Null, 0, t, 0);
   else
@@ -635,31 +644,31 @@ int compile_dml_victim_triggers(Parse *p, const Table *tab) {
  * skips the victim. */
 static void delete_victim_triggered(Writer *w, int count, int fk) {
   Parse *p = w->p;
+  int vrow = writer_vrow(w);
   const Table *tab = w->tab;
   int skip = emit_label(p);
   if (w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0); /* before: IGNORE keeps the victim */
-  compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, w->vrow, 0, SQL_OE_REPLACE,
-                       skip);
-  if (fk) compile_fk_check(p, tab, w->vrow, 0, NULL, 0);
-  emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
+  compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, vrow, 0, SQL_OE_REPLACE, skip);
+  if (fk) compile_fk_check(p, tab, vrow, 0, NULL, 0);
+  emit(p, OP_NotExists, w->tabcur, skip, vrow);
   int now = emit_regs(p, tab->ncol + 1); /* the row as it is now: its index keys */
   compile_dml_delete_row_keys(w, now);
   int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, tab->name, -1);
   if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
-  if (fk) compile_fk_actions(p, tab, w->vrow, 0, NULL, 0);
-  compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, w->vrow, 0, SQL_OE_REPLACE,
-                       skip);
+  if (fk) compile_fk_actions(p, tab, vrow, 0, NULL, 0);
+  compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, vrow, 0, SQL_OE_REPLACE, skip);
   emit_resolve(p, skip);
 }
 
 void compile_dml_delete_current(Writer *w, int count, int keep_row) {
   Parse *p = w->p;
+  int vrow = writer_vrow(w);
   uint8_t *keep = w->keep;
   w->keep = NULL;                                   /* a victim loses every index entry */
   int fk = compile_fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
   int trig = compile_dml_victim_triggers(p, w->tab);
   if (fk || trig) {
-    compile_dml_read_row(w, w->vrow);
+    compile_dml_read_row(w, vrow);
     if (trig && !w->tab->without_rowid) {
       delete_victim_triggered(w, count, fk);
       w->keep = keep;
@@ -670,7 +679,7 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
      * ROWID table the PRIMARY KEY's NoConflict or NotFound) and only
      * index writes through other cursors come before its Delete: no
      * re-seek, and only the index entries need the row's values. */
-    compile_dml_delete_row_keys(w, w->vrow);
+    compile_dml_delete_row_keys(w, vrow);
     /* keep_row: a no-op Delete, so that the preupdate hook still sees the
      * victim go (SQLite's OPFLAG_ISNOOP) */
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
@@ -684,12 +693,12 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
   if ((fk || trig) && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   int wskip = trig ? emit_label(p) : 0; /* WITHOUT ROWID victim with triggers: */
   if (trig)                             /* BEFORE triggers first (the row in vrow) */
-    compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, w->vrow, 0,
-                         SQL_OE_REPLACE, wskip);
-  if (fk) compile_fk_check(p, w->tab, w->vrow, 0, NULL, 0);
+    compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, vrow, 0, SQL_OE_REPLACE,
+                         wskip);
+  if (fk) compile_fk_check(p, w->tab, vrow, 0, NULL, 0);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
-    compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
+    compile_dml_delete_keys(w, vrow, vrow + 1, 0);
     int i = 0;
     while (i < w->nidx && w->idx[i] != w->tab->pk_index) i++;
     if (i == w->nidx) {
@@ -698,25 +707,25 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
       return;
     }
     int skip = emit_label(p);
-    build_key_regs(w, i, w->vrow, w->vrow + 1, w->okey[i], NULL);
+    build_key_regs(w, i, vrow, vrow + 1, w->okey[i], NULL);
     vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->okey[i], w->tab->npk);
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
-    if (fk) compile_fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
+    if (fk) compile_fk_actions(p, w->tab, vrow, 0, NULL, 0);
     if (trig) {
-      compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, w->vrow, 0,
-                           SQL_OE_REPLACE, wskip);
+      compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, vrow, 0, SQL_OE_REPLACE,
+                           wskip);
       emit_resolve(p, wskip);
     }
   } else {
-    compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
+    compile_dml_delete_keys(w, vrow, vrow + 1, 0);
     int skip = emit_label(p);
-    emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
+    emit(p, OP_NotExists, w->tabcur, skip, vrow);
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
-    if (fk) compile_fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
+    if (fk) compile_fk_actions(p, w->tab, vrow, 0, NULL, 0);
   }
   w->keep = keep;
 }
@@ -848,7 +857,7 @@ Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **
     if (!eponymous_refused(p, name)) compile_parse_error(p, "no such table: %s.%s", schema, name);
     return NULL;
   }
-  Table *t = schema_find_table(p->schema, name);
+  Table *t = compile_parse_schema_table(p, p->schema, name);
   if (t) {
     if (t->is_schema && !(p->env && p->env->writable_schema)) {
       compile_parse_error(p, "table %s may not be modified", "sqlite_master");

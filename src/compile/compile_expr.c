@@ -518,6 +518,15 @@ static void code_number(Parse *p, const SqlExpr *e, int neg, int target) {
       code_int64(p, neg ? -x : x, target);
       return;
     }
+    /* up to 18 digits cannot overflow: the common literal without the
+     * general conversion */
+    int nd = 0;
+    x = 0;
+    while (nd < 18 && z[nd] >= '0' && z[nd] <= '9') x = x * 10 + (z[nd++] - '0');
+    if (nd > 0 && z[nd] == 0) {
+      code_int64(p, neg ? -x : x, target);
+      return;
+    }
     int r = record_value_text_to_int64(z, (int)strlen(z), &x);
     if (r == 0) {
       code_int64(p, neg ? -x : x, target);

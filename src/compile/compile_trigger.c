@@ -146,12 +146,19 @@ static int trigger_schemas(Parse *p, const Table *tab, Schema *sc[2], int idb[2]
 
 int compile_trigger_exists(Parse *p, const Table *tab, int op, int timing) {
   if (p->disable_triggers) return 0;
-  int any = 0; /* the common case: no database has a trigger at all */
+  /* the common case: no database has a trigger at all (known for the
+   * schemas in use: they do not change while a statement compiles) */
+  if (p->no_trig_schema && p->no_trig_schema == p->schema && p->no_trig_idb == p->idb) return 0;
+  int any = 0;
   for (int i = 0, n = compile_parse_ndb(p); i < n && !any; i++) {
     const Schema *s = compile_parse_db_schema(p, i);
     any = s && s->triggers.n > 0; /* n counts removed slots too: never a false 0 */
   }
-  if (!any) return 0;
+  if (!any) {
+    p->no_trig_schema = p->schema;
+    p->no_trig_idb = p->idb;
+    return 0;
+  }
   Schema *sc[2];
   int dbs[2];
   int ns = trigger_schemas(p, tab, sc, dbs);

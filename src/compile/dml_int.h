@@ -47,8 +47,8 @@ typedef struct Writer {
   int *rec;    /* new key record per index (NULL: partial WHERE false) */
   int *okey;   /* old key registers per index */
   int stmt_oe;
-  int vrow;  /* scratch row for REPLACE victims (ncol+1) */
-  int vtmp;  /* scratch (ncol+1) */
+  int vrow;  /* scratch row for REPLACE victims (ncol+1; 0 until first used) */
+  int vtmp;  /* scratch (ncol+1; 0 until first used) */
   int pkreg; /* WITHOUT ROWID: PRIMARY KEY values (npk) */
   const char *caff;
   /* UPSERT: a conflict on a clause's target (index up_of[i], the rowid

@@ -53,6 +53,7 @@ SelInfo *compile_sel_info(Parse *p, const SqlSelect *sel, int create) {
 }
 
 struct SrcX *compile_src_extras(Parse *p, const SrcList *src, int create) {
+  if (!create && !p->compile_select_state) return NULL; /* none made yet: a look needs no state */
   SelectState *st = compile_select_state(p);
   if (!st || !src) return NULL;
   for (struct SrcX *x = st->srcx; x; x = x->next)

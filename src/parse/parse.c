@@ -26,11 +26,13 @@ static void raw_token(Parser *p, SqlTok *t) {
   for (;;) {
     /* blanks, the common separator, skipped here (sql_token's CC_SPACE set);
      * comments are TK_SPACE tokens of sql_token */
-    while (p->pos < p->end) {
-      char c = p->sql[p->pos];
+    int pos = p->pos; /* a local: the byte loads cannot alias it */
+    while (pos < p->end) {
+      char c = p->sql[pos];
       if (c != ' ' && c != '\n' && c != '\t' && c != '\r' && c != '\f') break;
-      p->pos++;
+      pos++;
     }
+    p->pos = pos;
     if (p->pos >= p->end) {
       t->type = TK_EOF;
       t->start = p->end;

@@ -1369,8 +1369,9 @@ static int parse_main(UtilArena *arena, const char *sql, int nbytes, SqlStmt **o
   int n = 0;
   if (nbytes < 0) {
     n = (int)strlen(sql);
-  } else {
-    while (n < nbytes && sql[n]) n++;
+  } else { /* the text ends at nbytes or at its first NUL */
+    const char *nul = memchr(sql, 0, (size_t)nbytes);
+    n = nul ? (int)(nul - sql) : nbytes;
   }
   p->end = n;
   *out = NULL;

@@ -31,8 +31,10 @@ int sql_walk_expr(SqlWalker *w, SqlExpr *e) {
   int rc = w->expr ? w->expr(w, e) : SQL_WALK_CONTINUE;
   if (rc == SQL_WALK_ABORT) return SQL_WALK_ABORT;
   if (rc == SQL_WALK_PRUNE) return SQL_WALK_CONTINUE;
-  if (sql_walk_expr(w, e->a) || sql_walk_expr(w, e->b) || sql_walk_expr(w, e->c) ||
-      walk_list(w, e->list) || sql_walk_expr(w, e->filter) || walk_list(w, e->order))
+  /* absent operands tested here: most are, and a call each costs more */
+  if ((e->a && sql_walk_expr(w, e->a)) || (e->b && sql_walk_expr(w, e->b)) ||
+      (e->c && sql_walk_expr(w, e->c)) || (e->list && walk_list(w, e->list)) ||
+      (e->filter && sql_walk_expr(w, e->filter)) || (e->order && walk_list(w, e->order)))
     return SQL_WALK_ABORT;
   if (e->over && !e->over->next && walk_window(w, e->over)) return SQL_WALK_ABORT;
   if (e->select && w->select && sql_walk_select(w, e->select)) return SQL_WALK_ABORT;

@@ -166,6 +166,11 @@ void schema_free(Schema *s) {
 Table *schema_find_table(const Schema *s, const char *name) {
   return s ? map_get(&s->tables, name) : NULL;
 }
+int schema_has_user_tables(const Schema *s) {
+  /* add_schema_table's two entries; n counts tombstones too, so a schema
+   * whose tables were all dropped still answers 1 (a probe decides) */
+  return s && (s->tables.n > 2 || !s->schema_table);
+}
 Index *schema_find_index(const Schema *s, const char *name) {
   return s ? map_get(&s->indexes, name) : NULL;
 }

@@ -241,6 +241,10 @@ void schema_free(Schema *);
 static inline UtilArena *schema_arena(Schema *s) { return &s->arena; }
 
 Table *schema_find_table(const Schema *, const char *name);
+/* 0 when the schema's tables are only the built-in sqlite_schema (found by
+ * its names sqlite_schema and sqlite_master): a lookup of any other name
+ * misses. 1 when it may hold others. */
+int schema_has_user_tables(const Schema *);
 Index *schema_find_index(const Schema *, const char *name);
 View *schema_find_view(const Schema *, const char *name);
 Trigger *schema_find_trigger(const Schema *, const char *name);

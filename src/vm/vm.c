@@ -37,11 +37,18 @@ static const uint8_t op_jumps[] = {
 const char *vm_opcode_name(int op) { return op >= 0 && op < OP__COUNT ? op_names[op] : NULL; }
 int vm_opcode_jumps(int op) { return op >= 0 && op < OP__COUNT ? op_jumps[op] : 0; }
 
-void vm_program_free(VmProgram *p) {
+void vm_program_free(VmProgram *p) { vm_program_free_keep(p, NULL); }
+
+void vm_program_free_keep(VmProgram *p, VmSpare *spare) {
   if (!p) return;
   for (int i = 0; i < p->nsub; i++) vm_program_free(p->subs[i]);
   shale_free(p->subs);
   util_arena_free(&p->arena); /* the ops, p4 values; not its first chunk, in p's block */
+  if (spare && !spare->blk) { /* every program block has one size */
+    spare->blk = p;
+    spare->size = 1;
+    return;
+  }
   shale_free(p);
 }
 
@@ -52,33 +59,32 @@ void vm_program_free(VmProgram *p) {
 #define PROG_FIRST_CHUNK 3072
 
 int vm_builder_init(VmBuilder *b, const char *sql) {
+  return vm_builder_init_reuse(b, sql, sql ? (int)strlen(sql) : 0, NULL);
+}
+
+int vm_builder_init_reuse(VmBuilder *b, const char *sql, int nsql, VmSpare *spare) {
   memset(b, 0, sizeof *b);
-  char *blk = shale_malloc(sizeof *b->prog + PROG_FIRST_CHUNK);
+  char *blk;
+  if (spare && spare->blk) {
+    blk = spare->blk;
+    spare->blk = NULL;
+    spare->size = 0;
+  } else {
+    blk = shale_malloc(sizeof *b->prog + PROG_FIRST_CHUNK);
+  }
   if (!blk) return b->rc = SHALE_NOMEM;
   b->prog = (VmProgram *)blk;
   memset(b->prog, 0, sizeof *b->prog);
   util_arena_init_buf(&b->prog->arena, 0, blk + sizeof *b->prog, PROG_FIRST_CHUNK);
   if (sql) {
-    b->prog->sql = util_arena_strndup(&b->prog->arena, sql, strlen(sql));
+    b->prog->sql = util_arena_strndup(&b->prog->arena, sql, (size_t)nsql);
     if (!b->prog->sql) b->rc = SHALE_NOMEM;
   }
   return b->rc;
 }
 
-int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
-  if (b->rc) return -1;
-  VmProgram *p = b->prog;
-  if (p->nop == b->cap) { /* the array lives in the arena: a doubling leaves the old one there */
-    int ncap = b->cap ? b->cap * 2 : 32;
-    VmOp *n = ncap < (1 << 26) ? util_arena_alloc(&p->arena, (size_t)ncap * sizeof *n) : NULL;
-    if (!n) {
-      b->rc = SHALE_NOMEM;
-      return -1;
-    }
-    if (p->nop) memcpy(n, p->ops, (size_t)p->nop * sizeof *n);
-    p->ops = n;
-    b->cap = ncap;
-  }
+/* Append the op to p (room for it checked). */
+static inline int put_op(VmProgram *p, int op, int p1, int p2, int p3) {
   assert(op >= 0 && op < OP__COUNT);
   VmOp *o = &p->ops[p->nop];
   memset(o, 0, sizeof *o);
@@ -89,6 +95,38 @@ int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
   if (op == OP_Variable && p1 > p->nvar) p->nvar = p1;
   if (op == OP_ResultRow && p2 > p->ncolumn) p->ncolumn = p2;
   return p->nop++;
+}
+
+/* A builder array (ops, labels) of *cap elements of elem bytes, n in use,
+ * doubled (first when empty) in the program's arena: the old one stays
+ * there. NULL (b->rc set) when out of memory or past max elements. */
+static void *builder_grow(VmBuilder *b, const void *old, int n, int *cap, int first, int max,
+                          size_t elem) {
+  int ncap = *cap ? *cap * 2 : first;
+  void *a = ncap < max ? util_arena_alloc(&b->prog->arena, (size_t)ncap * elem) : NULL;
+  if (!a) {
+    b->rc = SHALE_NOMEM;
+    return NULL;
+  }
+  if (n) memcpy(a, old, (size_t)n * elem);
+  *cap = ncap;
+  return a;
+}
+
+/* The ops array is full: double it, then append. Out of line, so that
+ * vm_builder_add's common path is a leaf. */
+static __attribute__((noinline)) int add_grow(VmBuilder *b, int op, int p1, int p2, int p3) {
+  VmProgram *p = b->prog;
+  VmOp *n = builder_grow(b, p->ops, p->nop, &b->cap, 32, 1 << 26, sizeof *n);
+  if (!n) return -1;
+  p->ops = n;
+  return put_op(p, op, p1, p2, p3);
+}
+
+int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
+  if (b->rc) return -1;
+  if (b->prog->nop == b->cap) return add_grow(b, op, p1, p2, p3);
+  return put_op(b->prog, op, p1, p2, p3);
 }
 
 int vm_builder_add_int64(VmBuilder *b, int op, int p1, int p2, int p3, int64_t v) {
@@ -226,21 +264,23 @@ void vm_builder_set_p2(VmBuilder *b, int addr, int p2) {
 
 int vm_builder_addr(VmBuilder *b) { return b->prog ? b->prog->nop : 0; }
 
-int vm_builder_label(VmBuilder *b) {
-  if (b->rc) return -1;
-  if (b->nlabel == b->caplabel) { /* in the program's arena, as the ops */
-    int ncap = b->caplabel ? b->caplabel * 2 : 16;
-    int *n = ncap < (1 << 28) ? util_arena_alloc(&b->prog->arena, (size_t)ncap * sizeof *n) : NULL;
-    if (!n) {
-      b->rc = SHALE_NOMEM;
-      return -1;
-    }
-    if (b->nlabel) memcpy(n, b->labels, (size_t)b->nlabel * sizeof *n);
-    b->labels = n;
-    b->caplabel = ncap;
-  }
+static int new_label(VmBuilder *b) {
   b->labels[b->nlabel] = -1;
   return -1 - b->nlabel++;
+}
+
+/* The labels are full: double them (in the program's arena, as the ops). */
+static __attribute__((noinline)) int label_grow(VmBuilder *b) {
+  int *n = builder_grow(b, b->labels, b->nlabel, &b->caplabel, 16, 1 << 28, sizeof *n);
+  if (!n) return -1;
+  b->labels = n;
+  return new_label(b);
+}
+
+int vm_builder_label(VmBuilder *b) {
+  if (b->rc) return -1;
+  if (b->nlabel == b->caplabel) return label_grow(b);
+  return new_label(b);
 }
 
 void vm_builder_resolve(VmBuilder *b, int label) {
@@ -280,6 +320,17 @@ static int jumps_unchecked(const VmOp *o) {
   }
 }
 
+/* 1 for the ops vm_builder_finish looks at besides those with a label in
+ * p2 (op_jumps): Column, the other label operands, the unchecked jumps and
+ * the comparisons. Every other op is passed over. */
+static const uint8_t op_finish[OP__COUNT] = {
+    [OP_Column] = 1, [OP_Jump] = 1,  [OP_InitCoroutine] = 1,
+    [OP_Next] = 1,   [OP_Prev] = 1,  [OP_IdxGE] = 1,
+    [OP_IdxGT] = 1,  [OP_IdxLE] = 1, [OP_IdxLT] = 1,
+    [OP_Eq] = 1,     [OP_Ne] = 1,    [OP_Lt] = 1,
+    [OP_Le] = 1,     [OP_Gt] = 1,    [OP_Ge] = 1,
+};
+
 static int fix_label(VmBuilder *b, int32_t *x) {
   if (*x >= 0) return SHALE_OK;
   int i = -1 - *x;
@@ -297,17 +348,19 @@ void vm_builder_abort(VmBuilder *b) {
  * column the program reads from the cursor, so a scan reading the first
  * columns of a wide row parses no more of each header than it uses. Without
  * memory for the per-cursor maxima every Column keeps 7. */
-static void column_ahead(VmProgram *p) {
+static void column_ahead(VmProgram *p, const int *at, int nat) {
+  /* at[0..nat): the addresses of the Column ops (NULL: look at every op) */
+  int n = at ? nat : p->nop;
   int nc = p->ncursor > 0 ? p->ncursor : 0, few[64];
   int *last = nc <= 64 ? few : shale_malloc((size_t)nc * sizeof *last);
   if (last)
     for (int i = 0; i < nc; i++) last[i] = -1;
-  for (int a = 0; last && a < p->nop; a++) {
-    const VmOp *o = &p->ops[a];
+  for (int k = 0; last && k < n; k++) {
+    const VmOp *o = &p->ops[at ? at[k] : k];
     if (o->op == OP_Column && o->p1 >= 0 && o->p1 < nc && o->p2 > last[o->p1]) last[o->p1] = o->p2;
   }
-  for (int a = 0; a < p->nop; a++) {
-    VmOp *o = &p->ops[a];
+  for (int k = 0; k < n; k++) {
+    VmOp *o = &p->ops[at ? at[k] : k];
     if (o->op != OP_Column) continue;
     int ahead = 7;
     if (last && o->p1 >= 0 && o->p1 < nc && last[o->p1] - o->p2 < ahead)
@@ -321,8 +374,17 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
   *out = NULL;
   int rc = b->rc;
   VmProgram *p = b->prog;
+  int columns = 0, colat[128]; /* the Column ops (the first 128 addresses), for column_ahead */
   for (int a = 0; rc == SHALE_OK && a < p->nop; a++) {
     VmOp *o = &p->ops[a];
+    if (!op_jumps[o->op] && !op_finish[o->op]) continue;
+    if (o->op == OP_Column) { /* no label: only the REAL flag and the read-ahead */
+      if (columns < 128) colat[columns] = a;
+      columns++;
+      if (a + 1 < p->nop && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
+        o->p5 |= VM_COLUMN_REAL;
+      continue;
+    }
     if (op_jumps[o->op]) rc = fix_label(b, &o->p2);
     if (rc == SHALE_OK && o->op == OP_Jump) {
       rc = fix_label(b, &o->p1);
@@ -336,12 +398,7 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
       o->p5 = (uint8_t)((o->p5 & ~VM_CMP_SLOW) | (slow ? VM_CMP_SLOW : 0));
     }
   }
-  for (int a = 0; rc == SHALE_OK && a + 1 < p->nop; a++) {
-    VmOp *o = &p->ops[a];
-    if (o->op == OP_Column && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
-      o->p5 |= VM_COLUMN_REAL;
-  }
-  if (rc == SHALE_OK) column_ahead(p);
+  if (rc == SHALE_OK && columns) column_ahead(p, columns <= 128 ? colat : NULL, columns);
   /* a Halt past the last op (not counted in nop): running off the end
    * halts there, so the interpreter checks pc only at jumps */
   if (rc == SHALE_OK && vm_builder_add(b, OP_Halt, 0, 0, 0) < 0) rc = b->rc;

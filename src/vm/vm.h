@@ -314,6 +314,14 @@ typedef struct VmSpare {
 int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm **out);
 void vm_free_keep(Vm *, VmSpare *spare);
 void vm_spare_free(VmSpare *spare);
+/* The same for program blocks (a VmProgram and the first chunk of its
+ * arena, all of one size): vm_program_free_keep parks the block of a freed
+ * program when the spare is empty, vm_builder_init_reuse builds the next
+ * program in it (its text: sql[0..nsql), which need not end with a NUL);
+ * vm_spare_free releases it. Use one VmSpare for Vm blocks, another for
+ * program blocks. */
+void vm_program_free_keep(VmProgram *, VmSpare *spare);
+int vm_builder_init_reuse(VmBuilder *, const char *sql, int nsql, VmSpare *spare);
 /* Databases an op's database index names (Transaction p1, OpenRead p3, ...):
  * dbs[0] main (replaces bt), dbs[1] temp (NULL until opened: a Transaction
  * on it is then a no-op), dbs[2..n) attached. Without this call only
