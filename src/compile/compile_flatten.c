@@ -392,6 +392,10 @@ int compile_flatten_core(Parse *p, SqlSelect *q) {
   /* (25) does not stop a core with window functions: SQLite first moves
    * its FROM list into a subquery without them, which it flattens */
   if (has_nest(qi->src)) return 0;
+  /* SQLite turns LEFT JOINs the WHERE clause makes inner into inner joins
+   * before it flattens (and the planner would anyway): their right sides
+   * then flatten and take terms as inner-joined items */
+  compile_where_simplify_left_joins(qi->src, q->where);
   for (int i = 0; i < qi->src->n; i++) {
     SrcItem *it = &qi->src->a[i];
     /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ, flattened there with
