@@ -274,6 +274,9 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
   } else if (s->where) {
     q->where = compile_sel_and(p, s->where, q->where);
     if (!q->where) return -1;
+    /* (the statement's tree holds that WHERE once: a subquery in it keeps
+     * its EXPLAIN QUERY PLAN number, counted by walking the tree) */
+    s->where = NULL;
   }
   for (int k = 0; k < in->n; k++) a[i + k].colused = 0;
   UsedScan u = {a + i, in->n};
