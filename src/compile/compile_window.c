@@ -31,6 +31,7 @@
  *  3. The output order without ORDER BY is SQLite's: that of the first
  *     window's sort, ties in the order the previous pass produced them.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "select_int.h"
@@ -213,19 +214,47 @@ struct WinCtx {
   int *eqp_id;
 };
 
-/* SQLite numbers the subquery it makes for a window after every SELECT of
- * the statement (each window pass one more): count the cores. */
+/* SQLite's parser numbers each SELECT core as it ends, and the SELECT * it
+ * makes for a parenthesized join as that FROM item (with its ON clause)
+ * ends; the subqueries it makes later (a window's) come after all of them.
+ * CoreCount counts those ending before end. */
+typedef struct CoreCount {
+  int end, n;
+} CoreCount;
+
+static int span_end(SqlSpan sp) { return sp.start + sp.len; }
+
+/* Where a parenthesized join's item ends (its ON clause included). */
+static int item_end(const SqlSrcItem *it) {
+  int e = span_end(it->span);
+  return it->on && span_end(it->on->span) > e ? span_end(it->on->span) : e;
+}
+
+static void count_nested(const SqlSrcList *from, CoreCount *c) {
+  for (int i = 0; from && i < from->n; i++) {
+    const SqlSrcItem *it = &from->a[i];
+    if (!it->nested) continue;
+    count_nested(it->nested, c);
+    /* (the parser splices a first item without alias, and one table alone) */
+    if ((i == 0 && !it->alias && !it->on && !it->using_cols) || it->nested->n == 1) continue;
+    if (item_end(it) < c->end) c->n++;
+  }
+}
+
 static int count_cores_cb(SqlWalker *w, SqlSelect *s) {
-  int *n = w->arg;
-  for (SqlSelect *c = s; c; c = c->prior) (*n)++;
+  CoreCount *c = w->arg;
+  for (SqlSelect *x = s; x; x = x->prior) {
+    if (span_end(x->span) < c->end) c->n++;
+    count_nested(x->from, c);
+  }
   return SQL_WALK_CONTINUE;
 }
 
-int compile_window_statement_cores(Parse *p) {
-  int n = 0;
-  SqlWalker w = {NULL, count_cores_cb, &n};
+int compile_cores_before(Parse *p, int end) {
+  CoreCount c = {end, 0};
+  SqlWalker w = {NULL, count_cores_cb, &c};
   const SqlStmt *st = p->stmt;
-  if (!st || p->nested > 0 || p->trig_tab) return 1;
+  if (!st || p->nested > 0 || p->trig_tab) return 0;
   switch (st->kind) {
     case SQL_STMT_SELECT:
       sql_walk_select(&w, st->u.select);
@@ -244,7 +273,17 @@ int compile_window_statement_cores(Parse *p) {
     default:
       break;
   }
-  return n;
+  return c.n;
+}
+
+int compile_nest_number(Parse *p, const SqlSrcItem *a) {
+  return compile_cores_before(p, item_end(a)) + 1;
+}
+
+int compile_window_statement_cores(Parse *p) {
+  const SqlStmt *st = p->stmt;
+  if (!st || p->nested > 0 || p->trig_tab) return 1;
+  return compile_cores_before(p, INT_MAX);
 }
 
 static void fixed_frame(const SqlExpr *e, WinFrame *fr, Parse *p) {
