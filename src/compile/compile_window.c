@@ -244,7 +244,12 @@ static void count_nested(const SqlSrcList *from, CoreCount *c) {
 static int count_cores_cb(SqlWalker *w, SqlSelect *s) {
   CoreCount *c = w->arg;
   for (SqlSelect *x = s; x; x = x->prior) {
-    if (span_end(x->span) < c->end) c->n++;
+    if (x->kind == SQL_SEL_VALUES && x->cols) { /* (SQLite: a SELECT per row) */
+      for (int i = 0; i < x->cols->n; i++)
+        if (span_end(x->cols->a[i].expr->span) < c->end) c->n++;
+    } else if (span_end(x->span) < c->end) {
+      c->n++;
+    }
     count_nested(x->from, c);
   }
   return SQL_WALK_CONTINUE;
