@@ -310,8 +310,8 @@ static void tabconst_node(void *arg, SqlExpr *e) {
 
 /* The subquery of item it may take outer terms: no LIMIT (3), not a
  * recursive CTE (2), nor a MATERIALIZED one or one read twice (7), every
- * arm a SELECT joined by UNION ALL (8), no window function (6: SQLite's
- * PARTITION BY case is not done here). */
+ * arm a SELECT joined by UNION ALL (8); window functions only in a lone
+ * core, all partitioned alike (6; push_term checks the term). */
 static int can_push(Parse *p, const SrcItem *it) {
   SqlSelect *s = it->sub;
   if (it->kind != SRC_SUBQUERY || !s || it->nest || s->limit || s->offset) return 0;
@@ -322,7 +322,7 @@ static int can_push(Parse *p, const SrcItem *it) {
     if (c->kind != SQL_SEL_SELECT || !ci || ci->state != 2 || !ci->result) return 0;
     if (ci->result->n != it->tab->ncol) return 0;
     if (c->prior && c->compound != SQL_COMPOUND_UNION_ALL) return 0;
-    if (compile_window_in_core(c)) return 0;
+    if (compile_window_in_core(c) && (c->prior || c != s || !compile_window_partition(c))) return 0;
   }
   return 1;
 }
@@ -340,6 +340,10 @@ static int push_term(Parse *p, SrcItem *it, const SqlExpr *term) {
     walk_expr(t, find_sub, &sub);
     if (parse_failed(p)) return -1;
     if (sub) return 0; /* (a result expression holds a subquery: left alone) */
+    /* (6c) with windows: only constants and PARTITION BY terms, so whole
+     * partitions go and every window sees the rows it saw */
+    const SqlExprList *part = compile_window_in_core(c) ? compile_window_partition(c) : NULL;
+    if (part && !compile_sel_group_only(p, part, t)) return 0;
     SqlExpr **dst = c->info->is_agg ? &c->having : &c->where;
     *dst = compile_sel_and(p, *dst, t);
     if (!*dst) return -1;

@@ -748,6 +748,41 @@ static void pass_insert(Parse *p, WinCtx *wc, WinPass *ps, int src, const int *s
   emit(p, OP_SorterInsert, ps->sorter, rec, 0);
 }
 
+/* Every window call under e has the PARTITION BY list *part (the first
+ * found sets it); 0 when one has another or none. */
+static int same_partition(const SqlExpr *e, const SqlExprList **part) {
+  if (!e || e->op == SQL_E_REG) return 1;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) {
+    const SqlExprList *l = e->over->partition;
+    if (!l || l->n == 0) return 0;
+    if (!*part) {
+      *part = l;
+    } else {
+      if ((*part)->n != l->n) return 0;
+      for (int i = 0; i < l->n; i++)
+        if (!compile_expr_same((*part)->a[i].expr, l->a[i].expr)) return 0;
+    }
+  }
+  if (!same_partition(e->a, part) || !same_partition(e->b, part) || !same_partition(e->c, part))
+    return 0;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (!same_partition(e->list->a[i].expr, part)) return 0;
+  return 1;
+}
+
+const SqlExprList *compile_window_partition(const SqlSelect *s) {
+  const SelInfo *info = s->info;
+  const SqlExprList *part = NULL;
+  if (!info || !info->result || s->kind == SQL_SEL_VALUES) return NULL;
+  for (int i = 0; i < info->result->n; i++)
+    if (!same_partition(info->result->a[i].expr, &part)) return NULL;
+  for (int i = 0; s->order_by && !s->prior && i < s->order_by->n; i++)
+    if ((!info->order_col || info->order_col[i] < 0) &&
+        !same_partition(s->order_by->a[i].expr, &part))
+      return NULL;
+  return part;
+}
+
 int compile_window_in_core(const SqlSelect *s) {
   const SelInfo *info = s->info;
   if (!info || !info->result || s->kind == SQL_SEL_VALUES) return 0;
