@@ -496,6 +496,19 @@ typedef struct WhereInfo WhereInfo;
 #define WHERE_ORDER_PREFIX 0x0040 /* the caller block-sorts past a delivered prefix */
 #define WHERE_SORTBYGROUP 0x0080  /* with WHERE_GROUPBY: groups in its term order (else any) */
 
+/* SQLite's LEFT JOIN simplification (compile_where.c): a LEFT JOIN item whose
+ * NULL row the WHERE clause (or an inner ON clause) rejects becomes an inner
+ * join; also run by compile_flatten_core before it flattens, as SQLite does. */
+void compile_where_simplify_left_joins(SrcList *src, const SqlExpr *where);
+/* How many SELECT cores (and parenthesized joins, each a SELECT in SQLite)
+ * of the statement end before byte end of its text: SQLite's parser numbers
+ * them in that order (EXPLAIN QUERY PLAN's subquery numbers; compile_window.c). */
+int compile_cores_before(Parse *, int end);
+/* SQLite's number of the SELECT * it makes for parenthesized join a. */
+int compile_nest_number(Parse *, const SqlSrcItem *a);
+/* SrcItem.jointype: a LEFT JOIN so simplified (the second run finds the same) */
+#define SRC_JOIN_WAS_LEFT 0x80
+
 /* Open nested loops over src (in the order the planner chooses) that visit
  * every combination satisfying where (may be NULL) and the ON clauses,
  * LEFT JOINs padded with NULL rows. The code emitted after compile_where_begin

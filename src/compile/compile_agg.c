@@ -463,7 +463,7 @@ static int binary_coll(const Collation *c) {
   return !c || c == &record_coll_binary || (c->name && util_stricmp(c->name, "BINARY") == 0);
 }
 
-static int group_only(Parse *p, const SqlExprList *gb, const SqlExpr *e) {
+int compile_sel_group_only(Parse *p, const SqlExprList *gb, const SqlExpr *e) {
   if (!e) return 1;
   for (int i = 0; i < gb->n; i++)
     if (compile_expr_same(e, gb->a[i].expr))
@@ -473,9 +473,11 @@ static int group_only(Parse *p, const SqlExprList *gb, const SqlExpr *e) {
   node.a = node.b = node.c = NULL;
   node.list = NULL;
   if (!compile_expr_is_constant(&node)) return 0;
-  if (!group_only(p, gb, e->a) || !group_only(p, gb, e->b) || !group_only(p, gb, e->c)) return 0;
+  if (!compile_sel_group_only(p, gb, e->a) || !compile_sel_group_only(p, gb, e->b) ||
+      !compile_sel_group_only(p, gb, e->c))
+    return 0;
   for (int i = 0; e->list && i < e->list->n; i++)
-    if (!group_only(p, gb, e->list->a[i].expr)) return 0;
+    if (!compile_sel_group_only(p, gb, e->list->a[i].expr)) return 0;
   return 1;
 }
 
@@ -495,7 +497,7 @@ static SqlExpr *having_split(Parse *p, const SqlExprList *gb, SqlExpr *h, SqlExp
     if (!a || !b) return a ? a : b;
     return compile_sel_and(p, a, b);
   }
-  if (literal_false(h) || !group_only(p, gb, h)) return h;
+  if (literal_false(h) || !compile_sel_group_only(p, gb, h)) return h;
   *where = compile_sel_and(p, *where, h);
   return NULL;
 }

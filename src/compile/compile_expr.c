@@ -163,42 +163,10 @@ static int select_is_correlated(SqlSelect *s) {
 
 /* SQLite's number for a SELECT (EXPLAIN QUERY PLAN "SCALAR SUBQUERY n"): the
  * parser numbers each core when it finishes reading it, so n is one more
- * than the number of cores of the statement that end before it. */
-typedef struct SelNum {
-  int end, count;
-} SelNum;
-
-static int selnum_select_cb(SqlWalker *w, SqlSelect *s) {
-  SelNum *n = w->arg;
-  for (SqlSelect *c = s; c; c = c->prior)
-    if (c->span.start + c->span.len < n->end) n->count++;
-  return SQL_WALK_CONTINUE;
-}
-
+ * than the number of cores of the statement that end before it
+ * (compile_cores_before, compile_window.c). */
 static int select_number(Parse *p, const SqlSelect *target) {
-  SelNum n = {target->span.start + target->span.len, 0};
-  SqlWalker w = {NULL, selnum_select_cb, &n};
-  const SqlStmt *st = p->stmt;
-  if (!st || p->nested > 0 || p->trig_tab) return 1;
-  switch (st->kind) {
-    case SQL_STMT_SELECT:
-      sql_walk_select(&w, st->u.select);
-      break;
-    case SQL_STMT_INSERT:
-      sql_walk_select(&w, st->u.insert.select);
-      break;
-    case SQL_STMT_UPDATE:
-      for (int i = 0; st->u.update.set && i < st->u.update.set->n; i++)
-        sql_walk_expr(&w, st->u.update.set->a[i].expr);
-      sql_walk_expr(&w, st->u.update.where);
-      break;
-    case SQL_STMT_DELETE:
-      sql_walk_expr(&w, st->u.del.where);
-      break;
-    default:
-      break;
-  }
-  return n.count + 1;
+  return compile_cores_before(p, target->span.start + target->span.len) + 1;
 }
 
 /* Add the EXPLAIN QUERY PLAN row of an expression subquery and make it the

@@ -35,6 +35,13 @@
  *  4. The column-used masks of S's items are recomputed from the
  *     references left after substitution (columns of S no query reads no
  *     longer count, as SQLite: covering indexes depend on it).
+ *  5. After flattening, SQLite's push-down (optoverview.html, "The Push-Down
+ *     Optimization"; pushDownWhereTerms): a FROM subquery left as one item
+ *     gets a copy of each outer term that reads only constants and its
+ *     columns (substituted as in 2), in its WHERE (HAVING when it is an
+ *     aggregate), so it makes fewer rows and may search an index. The
+ *     outer query still tests the term, so the rows it keeps are the same.
+ *     push_down lists the conditions.
  */
 #include <string.h>
 
@@ -179,13 +186,17 @@ static void subst_node(void *arg, SqlExpr *e) {
   if (!c) return;
   int d = e->depth;
   if (d) walk_expr(c, add_depth, &d);
-  if (c->op == SQL_E_COLLATE) {
+  const char *coll = x->tab->cols[j].coll ? x->tab->cols[j].coll : "BINARY";
+  const Collation *nat = compile_sel_coll_of(x->p, c);
+  int same = util_stricmp(nat && nat->name ? nat->name : "BINARY", coll) == 0;
+  if (same && c->op == SQL_E_COLLATE) {
     c->sub = 1;
-  } else if (c->op != SQL_E_COLREF) {
+  } else if (!same || c->op != SQL_E_COLREF) {
+    /* (a compound's arm may read another collation than its first arm's,
+     * which names the column's) */
     SqlExpr *w = compile_sel_new_expr(x->p, SQL_E_COLLATE);
     if (!w) return;
-    const char *coll = x->tab->cols[j].coll;
-    w->z = coll ? coll : "BINARY";
+    w->z = coll;
     w->sub = 1;
     w->a = c;
     w->height = (uint16_t)(c->height + 1);
@@ -263,11 +274,122 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
   } else if (s->where) {
     q->where = compile_sel_and(p, s->where, q->where);
     if (!q->where) return -1;
+    /* (the statement's tree holds that WHERE once: a subquery in it keeps
+     * its EXPLAIN QUERY PLAN number, counted by walking the tree) */
+    s->where = NULL;
   }
   for (int k = 0; k < in->n; k++) a[i + k].colused = 0;
   UsedScan u = {a + i, in->n};
   walk_all(p, q, used_node, &u);
   return 1;
+}
+
+/* ---- WHERE push-down (invariant 5) ---- */
+
+typedef struct TabConst {
+  int cursor, ncol, bad;
+} TabConst;
+
+/* SQLite's sqlite3ExprIsTableConstant: only constants and columns of the
+ * item -- no subquery, no other item, no non-deterministic function. */
+static void tabconst_node(void *arg, SqlExpr *e) {
+  TabConst *t = arg;
+  if (e->op == SQL_E_COLREF) {
+    if (e->cursor != t->cursor || e->depth || e->column < 0 || e->column >= t->ncol) t->bad = 1;
+    return;
+  }
+  if (e->select || e->op == SQL_E_REG || e->op == SQL_E_CTIME) {
+    t->bad = 1;
+    return;
+  }
+  SqlExpr node = *e;
+  node.a = node.b = node.c = NULL;
+  node.list = NULL;
+  if (!compile_expr_is_constant(&node)) t->bad = 1;
+}
+
+/* The subquery of item it may take outer terms: no LIMIT (3), not a
+ * recursive CTE (2), nor a MATERIALIZED one or one read twice (7), every
+ * arm a SELECT joined by UNION ALL (8); window functions only in a lone
+ * core, all partitioned alike (6; push_term checks the term). */
+static int can_push(Parse *p, const SrcItem *it) {
+  SqlSelect *s = it->sub;
+  if (it->kind != SRC_SUBQUERY || !s || it->nest || s->limit || s->offset) return 0;
+  if (it->cte_materialized || is_rec_cte(p, it)) return 0;
+  if (it->cte_use && it->cte_use->nuse >= 2) return 0;
+  for (SqlSelect *c = s; c; c = c->prior) {
+    SelInfo *ci = c->info;
+    if (c->kind != SQL_SEL_SELECT || !ci || ci->state != 2 || !ci->result) return 0;
+    if (ci->result->n != it->tab->ncol) return 0;
+    if (c->prior && c->compound != SQL_COMPOUND_UNION_ALL) return 0;
+    if (compile_window_in_core(c) && (c->prior || c != s || !compile_window_partition(c))) return 0;
+  }
+  return 1;
+}
+
+/* Copy term into every arm of it's subquery, its references to the item
+ * replaced by the arm's result expressions (with the column's collation
+ * as SQLite's substExpr); into HAVING for an aggregate arm. */
+static int push_term(Parse *p, SrcItem *it, const SqlExpr *term) {
+  for (SqlSelect *c = it->sub; c; c = c->prior) {
+    SqlExpr *t = compile_expr_dup(p, term);
+    if (!t) return -1;
+    Subst x = {p, it->cursor, c->info->result, it->tab};
+    walk_expr(t, subst_node, &x);
+    int sub = 0;
+    walk_expr(t, find_sub, &sub);
+    if (parse_failed(p)) return -1;
+    if (sub) return 0; /* (a result expression holds a subquery: left alone) */
+    /* (6c) with windows: only constants and PARTITION BY terms, so whole
+     * partitions go and every window sees the rows it saw */
+    const SqlExprList *part = compile_window_in_core(c) ? compile_window_partition(c) : NULL;
+    if (part && !compile_sel_group_only(p, part, t)) return 0;
+    SqlExpr **dst = c->info->is_agg ? &c->having : &c->where;
+    *dst = compile_sel_and(p, *dst, t);
+    if (!*dst) return -1;
+  }
+  return 1;
+}
+
+/* The AND-terms of e into a[], *n of them so far (at most cap). */
+static void and_terms(SqlExpr *e, SqlExpr **a, int *n, int cap) {
+  if (!e) return;
+  if (e->op == SQL_E_BINARY && e->sub == TK_AND) {
+    and_terms(e->a, a, n, cap);
+    and_terms(e->b, a, n, cap);
+  } else if (*n < cap) {
+    a[(*n)++] = e;
+  }
+}
+
+/* SQLite's WHERE holds the ON terms too (each marked with its join):
+ * a subquery item takes the terms made only of constants and its own
+ * columns -- from WHERE and inner joins' ON clauses when it is inner-joined,
+ * from its own ON clause when it is a LEFT JOIN's right side (4, 5); never
+ * an item left of a RIGHT JOIN or on the right of one. Terms are copied,
+ * last first, as pushDownWhereTerms walks them; the outer query still
+ * tests them. */
+static int push_down(Parse *p, SqlSelect *q) {
+  SrcList *src = q->info->src;
+  int lrj = last_right_join(src);
+  for (int i = 0; i < src->n; i++) {
+    SrcItem *it = &src->a[i];
+    if (i < lrj || (it->jointype & SQL_JOIN_RIGHT) || !can_push(p, it)) continue;
+    SqlExpr *terms[64];
+    int n = 0;
+    int left = (it->jointype & SQL_JOIN_LEFT) != 0;
+    if (!left) and_terms(q->where, terms, &n, 64);
+    for (int k = 0; k < src->n; k++)
+      if (left ? k == i : !(src->a[k].jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)))
+        and_terms(src->a[k].on, terms, &n, 64);
+    for (int j = n - 1; j >= 0; j--) {
+      TabConst t = {it->cursor, it->tab->ncol, 0};
+      walk_expr(terms[j], tabconst_node, &t);
+      if (t.bad) continue;
+      if (push_term(p, it, terms[j]) < 0) return -1;
+    }
+  }
+  return 0;
 }
 
 int compile_flatten_core(Parse *p, SqlSelect *q) {
@@ -277,6 +399,10 @@ int compile_flatten_core(Parse *p, SqlSelect *q) {
   /* (25) does not stop a core with window functions: SQLite first moves
    * its FROM list into a subquery without them, which it flattens */
   if (has_nest(qi->src)) return 0;
+  /* SQLite turns LEFT JOINs the WHERE clause makes inner into inner joins
+   * before it flattens (and the planner would anyway): their right sides
+   * then flatten and take terms as inner-joined items */
+  compile_where_simplify_left_joins(qi->src, q->where);
   for (int i = 0; i < qi->src->n; i++) {
     SrcItem *it = &qi->src->a[i];
     /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ, flattened there with
@@ -295,5 +421,6 @@ int compile_flatten_core(Parse *p, SqlSelect *q) {
     }
     if (rc) i--; /* the first spliced item may itself be a subquery to flatten */
   }
+  if (push_down(p, q) < 0) compile_parse_nomem(p);
   return parse_failed(p);
 }

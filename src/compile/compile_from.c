@@ -353,7 +353,10 @@ static int nest_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer) 
   si->nest_flat = (uint8_t)flat;
   if (compile_select_resolve(p, sel, outer)) return 1;
   char nm[40];
-  snprintf(nm, sizeof nm, "(join-%d)", ++st->nsubquery);
+  /* SQLite's number for the SELECT it makes here (a view's or CTE's text:
+   * one more than the last) */
+  snprintf(nm, sizeof nm, "(join-%d)",
+           st->text == p->sql ? compile_nest_number(p, a) : ++st->nsubquery);
   Table *t = compile_select_result_table(p, sel, a->alias ? a->alias : nm, NULL);
   if (!t) return 1;
   SrcList *in = si->src;
@@ -477,7 +480,10 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     if (compile_select_resolve(p, a->select, outer)) return 1;
     it->name = a->alias;
     char sqname[40];
-    snprintf(sqname, sizeof sqname, "(subquery-%d)", ++st0->nsubquery);
+    snprintf(sqname, sizeof sqname, "(subquery-%d)",
+             st0->text == p->sql
+                 ? compile_cores_before(p, a->select->span.start + a->select->span.len) + 1
+                 : ++st0->nsubquery);
     it->tab = compile_select_result_table(p, a->select, a->alias ? a->alias : sqname, NULL);
     if (!it->tab) return 1;
   } else {

@@ -1553,19 +1553,15 @@ static void merge_core(Parse *p, SqlSelect *c, const MergeKey *k, int nk, Select
   }
   ob->n = ob->cap = nk;
   ob->a = a;
-  SqlSelect *prior = c->prior;
-  SqlExprList *save_ob = c->order_by;
-  SqlExpr *limit = c->limit, *offset = c->offset;
+  /* the core alone (a copy: the statement's tree keeps its arms, so an
+   * expression subquery inside is numbered as SQLite's parser numbers it) */
+  SqlSelect alone = *c;
   int *save_col = info->order_col;
-  c->prior = NULL;
-  c->order_by = ob;
-  c->limit = c->offset = NULL;
+  alone.prior = NULL;
+  alone.order_by = ob;
+  alone.limit = alone.offset = NULL;
   info->order_col = cols;
-  compile_select_code(p, c, d);
-  c->prior = prior;
-  c->order_by = save_ob;
-  c->limit = limit;
-  c->offset = offset;
+  compile_select_code(p, &alone, d);
   info->order_col = save_col;
 }
 
@@ -1611,15 +1607,15 @@ static void merge_code(Parse *p, SqlSelect *s, const MergeKey *k0, int nk0, OutC
 
 /* One side of a merge as a co-routine yielding into out: a compound is
  * merged in turn, a core sorted by the keys. */
-static void merge_side(Parse *p, SqlSelect *c, const MergeKey *k, int nk, const char *label, int co,
-                       int out, int n) {
+static void merge_side(Parse *p, SqlSelect *c, int core, const MergeKey *k, int nk,
+                       const char *label, int co, int out, int n) {
   SelectDest d = {SD_COROUTINE, 0, co, out, n, NULL, NULL, 0};
   int after = emit_label(p);
   int a = emit_addr(p);
   emit(p, OP_InitCoroutine, co, after, a + 1);
   int save = p->eqp_parent;
   p->eqp_parent = compile_parse_eqp(p, "%s", label);
-  if (c->prior) {
+  if (c->prior && !core) {
     OutCtx so;
     memset(&so, 0, sizeof so);
     so.dest = &d;
@@ -1666,10 +1662,8 @@ static void merge_code(Parse *p, SqlSelect *s, const MergeKey *k0, int nk0, OutC
   int co_a = emit_regs(p, 1), co_b = emit_regs(p, 1);
   int out_a = emit_regs(p, n), out_b = emit_regs(p, n);
   SqlSelect *left = s->prior;
-  merge_side(p, left, k, nk, "LEFT", co_a, out_a, n);
-  s->prior = NULL;
-  merge_side(p, s, k, nk, "RIGHT", co_b, out_b, n);
-  s->prior = left;
+  merge_side(p, left, 0, k, nk, "LEFT", co_a, out_a, n);
+  merge_side(p, s, 1, k, nk, "RIGHT", co_b, out_b, n); /* its last core alone */
   p->eqp_parent = save;
   if (!kmerge || parse_failed(p)) return;
 

@@ -1063,7 +1063,7 @@ static int implies_nonnull_row(SrcList *src, const SqlExpr *e, int cursor) {
 /* Lists with a RIGHT or FULL JOIN are left as written. SQLite's WHERE holds
  * the ON terms of inner joins too (and those of a LEFT JOIN once it became
  * inner, items left to right), so they prove as much as WHERE terms. */
-static void simplify_left_joins(SrcList *src, const SqlExpr *where) {
+void compile_where_simplify_left_joins(SrcList *src, const SqlExpr *where) {
   if (!src) return;
   for (int i = 0; i < src->n; i++)
     if (src->a[i].jointype & SQL_JOIN_RIGHT) return;
@@ -1071,10 +1071,14 @@ static void simplify_left_joins(SrcList *src, const SqlExpr *where) {
     SrcItem *it = &src->a[i];
     if (!(it->jointype & SQL_JOIN_LEFT)) continue;
     int inner = implies_nonnull_row(src, where, it->cursor);
-    for (int k = 0; !inner && k < src->n; k++)
-      if (k != i && !(src->a[k].jointype & SQL_JOIN_LEFT))
+    for (int k = 0; !inner && k < src->n; k++) {
+      int jt = src->a[k].jointype; /* (one made inner counts for later items only) */
+      if (k != i && !(jt & SQL_JOIN_LEFT) && (k < i || !(jt & SRC_JOIN_WAS_LEFT)))
         inner = implies_nonnull_row(src, src->a[k].on, it->cursor);
-    if (inner) it->jointype &= (uint8_t) ~(SQL_JOIN_LEFT | SQL_JOIN_OUTER);
+    }
+    if (inner)
+      it->jointype =
+          (uint8_t)((it->jointype & ~(SQL_JOIN_LEFT | SQL_JOIN_OUTER)) | SRC_JOIN_WAS_LEFT);
   }
 }
 
@@ -1104,7 +1108,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   /* A LEFT JOIN whose right item the WHERE clause needs non-NULL is an
    * inner join (SQLite's simplification, before it plans): its ON terms
    * restrict like any, and the join order is free */
-  simplify_left_joins(src, where);
+  compile_where_simplify_left_joins(src, where);
 
   /* A subquery, view or CTE as the first item, alone or followed by an
    * outer or CROSS join, in a list without RIGHT JOIN (SQLite's rule: the

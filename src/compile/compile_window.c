@@ -31,6 +31,7 @@
  *  3. The output order without ORDER BY is SQLite's: that of the first
  *     window's sort, ties in the order the previous pass produced them.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "select_int.h"
@@ -213,19 +214,52 @@ struct WinCtx {
   int *eqp_id;
 };
 
-/* SQLite numbers the subquery it makes for a window after every SELECT of
- * the statement (each window pass one more): count the cores. */
+/* SQLite's parser numbers each SELECT core as it ends, and the SELECT * it
+ * makes for a parenthesized join as that FROM item (with its ON clause)
+ * ends; the subqueries it makes later (a window's) come after all of them.
+ * CoreCount counts those ending before end. */
+typedef struct CoreCount {
+  int end, n;
+} CoreCount;
+
+static int span_end(SqlSpan sp) { return sp.start + sp.len; }
+
+/* Where a parenthesized join's item ends (its ON clause included). */
+static int item_end(const SqlSrcItem *it) {
+  int e = span_end(it->span);
+  return it->on && span_end(it->on->span) > e ? span_end(it->on->span) : e;
+}
+
+static void count_nested(const SqlSrcList *from, CoreCount *c) {
+  for (int i = 0; from && i < from->n; i++) {
+    const SqlSrcItem *it = &from->a[i];
+    if (!it->nested) continue;
+    count_nested(it->nested, c);
+    /* (the parser splices a first item without alias, and one table alone) */
+    if ((i == 0 && !it->alias && !it->on && !it->using_cols) || it->nested->n == 1) continue;
+    if (item_end(it) < c->end) c->n++;
+  }
+}
+
 static int count_cores_cb(SqlWalker *w, SqlSelect *s) {
-  int *n = w->arg;
-  for (SqlSelect *c = s; c; c = c->prior) (*n)++;
+  CoreCount *c = w->arg;
+  for (SqlSelect *x = s; x; x = x->prior) {
+    if (x->kind == SQL_SEL_VALUES && x->cols) { /* (SQLite: a SELECT per row) */
+      for (int i = 0; i < x->cols->n; i++)
+        if (span_end(x->cols->a[i].expr->span) < c->end) c->n++;
+    } else if (span_end(x->span) < c->end) {
+      c->n++;
+    }
+    count_nested(x->from, c);
+  }
   return SQL_WALK_CONTINUE;
 }
 
-int compile_window_statement_cores(Parse *p) {
-  int n = 0;
-  SqlWalker w = {NULL, count_cores_cb, &n};
+int compile_cores_before(Parse *p, int end) {
+  CoreCount c = {end, 0};
+  SqlWalker w = {NULL, count_cores_cb, &c};
   const SqlStmt *st = p->stmt;
-  if (!st || p->nested > 0 || p->trig_tab) return 1;
+  if (!st || p->nested > 0 || p->trig_tab) return 0;
   switch (st->kind) {
     case SQL_STMT_SELECT:
       sql_walk_select(&w, st->u.select);
@@ -244,7 +278,17 @@ int compile_window_statement_cores(Parse *p) {
     default:
       break;
   }
-  return n;
+  return c.n;
+}
+
+int compile_nest_number(Parse *p, const SqlSrcItem *a) {
+  return compile_cores_before(p, item_end(a)) + 1;
+}
+
+int compile_window_statement_cores(Parse *p) {
+  const SqlStmt *st = p->stmt;
+  if (!st || p->nested > 0 || p->trig_tab) return 1;
+  return compile_cores_before(p, INT_MAX);
 }
 
 static void fixed_frame(const SqlExpr *e, WinFrame *fr, Parse *p) {
@@ -702,6 +746,41 @@ static void pass_insert(Parse *p, WinCtx *wc, WinPass *ps, int src, const int *s
   int rec = emit_regs(p, 1);
   emit(p, OP_MakeRecord, base, ps->nkey + 1 + n, rec);
   emit(p, OP_SorterInsert, ps->sorter, rec, 0);
+}
+
+/* Every window call under e has the PARTITION BY list *part (the first
+ * found sets it); 0 when one has another or none. */
+static int same_partition(const SqlExpr *e, const SqlExprList **part) {
+  if (!e || e->op == SQL_E_REG) return 1;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) {
+    const SqlExprList *l = e->over->partition;
+    if (!l || l->n == 0) return 0;
+    if (!*part) {
+      *part = l;
+    } else {
+      if ((*part)->n != l->n) return 0;
+      for (int i = 0; i < l->n; i++)
+        if (!compile_expr_same((*part)->a[i].expr, l->a[i].expr)) return 0;
+    }
+  }
+  if (!same_partition(e->a, part) || !same_partition(e->b, part) || !same_partition(e->c, part))
+    return 0;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (!same_partition(e->list->a[i].expr, part)) return 0;
+  return 1;
+}
+
+const SqlExprList *compile_window_partition(const SqlSelect *s) {
+  const SelInfo *info = s->info;
+  const SqlExprList *part = NULL;
+  if (!info || !info->result || s->kind == SQL_SEL_VALUES) return NULL;
+  for (int i = 0; i < info->result->n; i++)
+    if (!same_partition(info->result->a[i].expr, &part)) return NULL;
+  for (int i = 0; s->order_by && !s->prior && i < s->order_by->n; i++)
+    if ((!info->order_col || info->order_col[i] < 0) &&
+        !same_partition(s->order_by->a[i].expr, &part))
+      return NULL;
+  return part;
 }
 
 int compile_window_in_core(const SqlSelect *s) {

@@ -188,6 +188,9 @@ int compile_window_sorts_output(Parse *, SqlSelect *s);
 int compile_window_statement_cores(Parse *p);
 /* 1 if a resolved core has window calls (result list, evaluated ORDER BY). */
 int compile_window_in_core(const SqlSelect *s);
+/* The PARTITION BY list every window call of core s has (not empty), or
+ * NULL when they differ, one has none or s has none. */
+const SqlExprList *compile_window_partition(const SqlSelect *s);
 /* Once, where the core has a row to output (inside its loop, or for each
  * finished group after the aggregate calls were replaced): the row goes to
  * the window passes instead. */
@@ -246,6 +249,10 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
 /* 1 when an aggregate query's ORDER BY is its GROUP BY term for term: the
  * groups, coming out in GROUP BY order, need no ORDER BY sorter. */
 int compile_sel_group_is_order(Parse *p, SqlSelect *s, SelInfo *info);
+/* e is made of constants and terms of gb of BINARY collation only (no
+ * aggregate, subquery or non-deterministic function): SQLite's
+ * sqlite3ExprIsConstantOrGroupBy. */
+int compile_sel_group_only(Parse *p, const SqlExprList *gb, const SqlExpr *e);
 const Collation *compile_sel_coll_of(Parse *p, const SqlExpr *e);
 void compile_sel_colref(SqlExpr *e, SrcItem *it, int col);
 const char *compile_sel_compound_name(int op);
