@@ -453,3 +453,110 @@ TEST(fts3_shale_creates) {
   free(r);
   CHECK_OK(shale_close(db));
 }
+
+/* ---- auxiliary functions ---- */
+
+/* A matchinfo format of the characters the table knows. */
+static void gen_format(uint64_t *rs, Out *o, int fts4) {
+  static const char all[] = "pcsxybnal";
+  int n = rn(rs, 5);
+  for (int i = 0; i < n; i++) out_fmt(o, "%c", all[rn(rs, fts4 ? 9 : 6)]);
+}
+
+/* Both engines give the same offsets(), snippet() and matchinfo() for
+ * the generated queries on the file at path. */
+static void compare_aux(const char *path, uint64_t *rs, int nq, int ncol, int fts4) {
+  sqlite3 *ref = NULL;
+  shale *db = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  CHECK_OK(shale_open(path, &db));
+  if (!ref || !db) return;
+  int fails = 0;
+  for (int q = 0; q < nq && fails < 5; q++) {
+    Out qs = {0}, sql = {0};
+    out_add(&qs, "", 0);
+    gen_query(rs, &qs, 0, ncol);
+    if (strstr(qs.p, "NEAR") && strstr(qs.p, "OR")) { /* (see docs/compat.md) */
+      free(qs.p);
+      q--;
+      continue;
+    }
+    const char *order = rn(rs, 3) ? "" : " ORDER BY docid DESC";
+    const char *target = rn(rs, 5) ? "t" : colnames[rn(rs, ncol)];
+    switch (q % 4) {
+      case 0:
+        out_fmt(&sql, "SELECT docid, offsets(t) FROM t WHERE %s MATCH ?1%s", target, order);
+        break;
+      case 1:
+        if (rn(rs, 4) == 0) {
+          out_fmt(&sql, "SELECT docid, snippet(t) FROM t WHERE %s MATCH ?1%s", target, order);
+          break;
+        }
+        out_fmt(&sql,
+                "SELECT docid, snippet(t, '[', ']', '...', %d, %d) FROM t WHERE %s MATCH ?1%s",
+                rn(rs, 5) ? -1 : rn(rs, ncol + 1), rn(rs, 6) ? rn(rs, 129) - 64 : rn(rs, 9) - 4,
+                target, order);
+        break;
+      case 2:
+        out_fmt(&sql, "SELECT docid, hex(matchinfo(t)) FROM t WHERE %s MATCH ?1%s", target, order);
+        break;
+      default:
+        out_fmt(&sql, "SELECT docid, hex(matchinfo(t, '");
+        gen_format(rs, &sql, fts4);
+        out_fmt(&sql, "')) FROM t WHERE %s MATCH ?1%s", target, order);
+        break;
+    }
+    char *a = q_sqlite(ref, sql.p, qs.p), *b = q_shale(db, sql.p, qs.p);
+    if (strcmp(a, b)) {
+      size_t at = 0, line = 0; /* from the first line that differs */
+      for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+        if (a[i] == '\n') line = i + 1;
+      at = line;
+      test_fail(__FILE__, __LINE__, "%s [%s]:\nsqlite: %.800s\nshale:  %.800s", sql.p, qs.p, a + at,
+                b + at);
+      fails++;
+    }
+    free(a);
+    free(b);
+    free(qs.p);
+    free(sql.p);
+  }
+  static const char *const fixed[] = {
+      "SELECT offsets(t), snippet(t), hex(matchinfo(t)) FROM t LIMIT 3",
+      "SELECT hex(matchinfo(t, 'q')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(matchinfo(t, 'pcnalsxyb')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(matchinfo(t, '')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(matchinfo(t, NULL)) FROM t WHERE t MATCH 'apple'",
+      "SELECT offsets(a) FROM t WHERE t MATCH 'apple'",
+      "SELECT snippet(t, 1, 2, 3, 4, 5, 6) FROM t WHERE t MATCH 'apple'",
+      "SELECT snippet(t, NULL) FROM t WHERE t MATCH 'apple'",
+      "SELECT snippet(t, '', '', '', -1, 0) FROM t WHERE t MATCH 'apple'",
+      "SELECT docid, snippet(t, '<', '>', '', 7, 3) FROM t WHERE t MATCH 'apple OR dog'",
+      "SELECT docid, offsets(t) FROM t WHERE t MATCH 'apple apple OR dog NEAR/2 dog'",
+      "SELECT docid, hex(matchinfo(t, 'xs')) FROM t WHERE t MATCH '\"apple pear\" NOT dog'",
+      "SELECT count(*) FROM t WHERE t MATCH 'apple' AND offsets(t) LIKE '%'",
+  };
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+    char *a = q_sqlite(ref, fixed[i], NULL), *b = q_shale(db, fixed[i], NULL);
+    if (strcmp(a, b))
+      test_fail(__FILE__, __LINE__, "%s:\nsqlite: %.600s\nshale:  %.600s", fixed[i], a, b);
+    free(a);
+    free(b);
+  }
+  sqlite3_close(ref);
+  CHECK_OK(shale_close(db));
+}
+
+static void aux_on_sqlite_builds(const char *module, uint64_t salt) {
+  int nseed = test_long() ? 10 : 3;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + salt + (uint64_t)s * 6151 + 11;
+    const char *path = test_path("fts3aux.db");
+    int64_t next;
+    int ncol = sqlite_build(path, &rs, module, 4 + rn(&rs, 12), 5 + rn(&rs, 30), s % 3 == 1, &next);
+    compare_aux(path, &rs, test_long() ? 3000 : 600, ncol, module[3] == '4');
+  }
+}
+
+TEST(fts3_aux_functions) { aux_on_sqlite_builds("fts3", 211); }
+TEST(fts4_aux_functions) { aux_on_sqlite_builds("fts4", 212); }

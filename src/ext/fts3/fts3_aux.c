@@ -43,6 +43,7 @@ struct Fts3Aux {
   Fts3Node *nodes;
   int nnodes;
   int *phrase; /* node numbers of the phrases, in query order */
+  int *slot;   /* per node: its number in phrase[], -1 for none */
   int nphrase;
   int ntok;     /* tokens of every phrase */
   char *or_anc; /* per node: has an OR ancestor */
@@ -50,6 +51,7 @@ struct Fts3Aux {
   int have_row;
   int64_t docid;
   char *mem, *at; /* per node: the row is in its documents; it is at the row */
+  char *ended;    /* per node: it or an ancestor has walked past its last document */
   PosList *raw;   /* per node (phrases): positions in the row */
   PosList *cur;   /* per node (phrases): as the query's test left them */
   /* matchinfo's global values, loaded once */
@@ -90,9 +92,11 @@ void fts3_aux_free(Fts3Aux *a) {
   }
   fts3_nodes_free(a->nodes, a->nnodes);
   shale_free(a->phrase);
+  shale_free(a->slot);
   shale_free(a->or_anc);
   shale_free(a->mem);
   shale_free(a->at);
+  shale_free(a->ended);
   shale_free(a->raw);
   shale_free(a->cur);
   shale_free(a->gx);
@@ -121,12 +125,16 @@ static int aux_build(Fts3AuxCursor *c) {
   size_t n = (size_t)(a->nnodes ? a->nnodes : 1);
   if (rc == SHALE_OK) {
     a->phrase = shale_malloc(sizeof(int) * n);
+    a->slot = shale_malloc(sizeof(int) * n);
     a->or_anc = shale_malloc(n);
     a->mem = shale_malloc(n);
     a->at = shale_malloc(n);
+    a->ended = shale_malloc(n);
     a->raw = shale_malloc(sizeof(PosList) * n);
     a->cur = shale_malloc(sizeof(PosList) * n);
-    if (!a->phrase || !a->or_anc || !a->mem || !a->at || !a->raw || !a->cur) rc = SHALE_NOMEM;
+    if (!a->phrase || !a->slot || !a->or_anc || !a->mem || !a->at || !a->ended || !a->raw ||
+        !a->cur)
+      rc = SHALE_NOMEM;
   }
   if (rc == SHALE_OK) {
     memset(a->raw, 0, sizeof(PosList) * n);
@@ -136,6 +144,8 @@ static int aux_build(Fts3AuxCursor *c) {
       a->or_anc[i] = p >= 0 && (a->or_anc[p] || a->nodes[p].kind == FTS3_NODE_OR);
     }
     if (a->nnodes) list_phrases(a, 0);
+    for (int i = 0; i < a->nnodes; i++) a->slot[i] = -1;
+    for (int i = 0; i < a->nphrase; i++) a->slot[a->phrase[i]] = i;
   }
   if (rc) {
     fts3_aux_free(a);
@@ -287,6 +297,58 @@ static int member(Fts3Aux *a, int n, int *rc) {
   return m;
 }
 
+/* ---- where SQLite's iterators stand ---- */
+
+/* Whether docid x comes after y in the walk's order. */
+static int after(int64_t x, int64_t y, int desc) { return desc ? x < y : x > y; }
+
+static int64_t walk_end(int desc) { return desc ? INT64_MIN : INT64_MAX; }
+
+/* The first document of node n's (SQLite's iteration: AND and NEAR both
+ * operands', OR either's, NOT its left operand's) at or after p. */
+static int64_t node_next(const Fts3Aux *a, int n, int64_t p, int desc) {
+  const Fts3Node *nd = &a->nodes[n];
+  if (p == walk_end(desc)) return p;
+  if (nd->kind == FTS3_NODE_PHRASE) {
+    int lo = 0, hi = nd->hits.n;
+    while (lo < hi) { /* the first docid >= p */
+      int mid = (lo + hi) / 2;
+      if (nd->hits.docid[mid] < p)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (!desc) return lo < nd->hits.n ? nd->hits.docid[lo] : walk_end(desc);
+    if (lo < nd->hits.n && nd->hits.docid[lo] == p) return p;
+    return lo > 0 ? nd->hits.docid[lo - 1] : walk_end(desc);
+  }
+  if (nd->kind == FTS3_NODE_NOT) return node_next(a, nd->left, p, desc);
+  if (nd->kind == FTS3_NODE_OR) {
+    int64_t l = node_next(a, nd->left, p, desc), r = node_next(a, nd->right, p, desc);
+    return after(l, r, desc) ? r : l;
+  }
+  for (int64_t x = p;;) {
+    int64_t l = node_next(a, nd->left, x, desc);
+    int64_t r = node_next(a, nd->right, l, desc);
+    if (r == l) return l;
+    x = r;
+  }
+}
+
+/* pos[] per node, with the root on the current row. */
+static void positions(const Fts3Aux *a, int desc, int64_t *pos) {
+  for (int n = 0; n < a->nnodes; n++) {
+    int p = a->nodes[n].parent;
+    if (p < 0) {
+      pos[n] = a->docid;
+      continue;
+    }
+    const Fts3Node *pn = &a->nodes[p];
+    int moved = pn->kind == FTS3_NODE_OR || (pn->kind == FTS3_NODE_NOT && pn->right == n);
+    pos[n] = moved ? node_next(a, n, pos[p], desc) : pos[p];
+  }
+}
+
 static int load_row(Fts3AuxCursor *c) {
   int rc = aux_build(c);
   if (rc) return rc;
@@ -303,6 +365,14 @@ static int load_row(Fts3AuxCursor *c) {
     if (rc == SHALE_OK && !a->at[i]) a->cur[i].n = 0;
   }
   if (rc == SHALE_OK) test_node(a, 0, &rc);
+  int64_t *pos = rc ? NULL : shale_malloc(sizeof(int64_t) * (size_t)a->nnodes);
+  if (!rc && !pos) rc = SHALE_NOMEM;
+  if (pos) positions(a, c->desc, pos);
+  for (int i = 0; pos && i < a->nnodes; i++) {
+    int p = a->nodes[i].parent;
+    a->ended[i] = (char)(pos[i] == walk_end(c->desc) || (p >= 0 && a->ended[p]));
+  }
+  shale_free(pos);
   if (rc == SHALE_OK) a->have_row = 1;
   return rc;
 }
@@ -311,7 +381,11 @@ static int load_row(Fts3AuxCursor *c) {
  * them (SQLite's sqlite3Fts3EvalPhrasePoslist); NULL for none. */
 static const PosList *row_positions(const Fts3Aux *a, int n) {
   if (a->at[n]) return &a->cur[n];
-  if (a->or_anc[n] && a->mem[n]) return &a->raw[n];
+  int top = n; /* a NEAR group's phrase: when the whole group is in the row */
+  for (int p = a->nodes[n].parent; p >= 0 && a->nodes[p].kind == FTS3_NODE_NEAR;
+       p = a->nodes[p].parent)
+    top = p;
+  if (a->or_anc[n] && a->mem[top]) return &a->raw[n];
   return NULL;
 }
 
@@ -775,7 +849,35 @@ static int load_stat(Fts3AuxCursor *c) {
   return rc;
 }
 
-/* Per phrase and column: matches and documents over the whole table. */
+/* Whether the query's test passes on document docid for the NEAR group
+ * under top, whose phrases' raw positions there are in l[] (trimmed on
+ * return): as SQLite gathers a group's statistics, walking the group over
+ * the table while the rest of the query stays where the current row left
+ * it (pos[]: a node is at docid when it stands there). */
+static int group_test(Fts3Aux *a, int top, int64_t docid, const int64_t *pos, PosList *l, char *at,
+                      int *rc) {
+  for (int x = 0; x < a->nnodes; x++) {
+    int in = 0;
+    for (int y = x; y >= 0 && !in; y = a->nodes[y].parent) in = y == top;
+    at[x] = (char)(in || pos[x] == docid);
+    if (!in && a->nodes[x].kind == FTS3_NODE_PHRASE) {
+      l[x].n = 0;
+      if (at[x] && *rc == SHALE_OK)
+        *rc = raw_positions(&a->nodes[x], find_doc(&a->nodes[x], docid), &l[x]);
+    }
+  }
+  char *at0 = a->at;
+  PosList *cur0 = a->cur;
+  a->at = at;
+  a->cur = l;
+  int hit = *rc == SHALE_OK && test_node(a, 0, rc);
+  a->at = at0;
+  a->cur = cur0;
+  return hit;
+}
+
+/* Per phrase and column: matches and documents over the whole table (for
+ * a phrase of a NEAR group, where the group_test passes). */
 static int load_global(Fts3AuxCursor *c) {
   Fts3Aux *a = c->aux;
   int nc = c->t->ncol;
@@ -785,7 +887,11 @@ static int load_global(Fts3AuxCursor *c) {
   memset(gx, 0, sizeof(uint32_t) * (size_t)(2 * nc * a->nphrase + 1));
   PosList *l = shale_malloc(sizeof(PosList) * (size_t)a->nnodes);
   int *seen = shale_malloc(sizeof(int) * (size_t)(nc + 1));
-  int rc = l && seen ? SHALE_OK : SHALE_NOMEM;
+  int *g = shale_malloc(sizeof(int) * (size_t)a->nnodes * 2);
+  char *at = shale_malloc((size_t)a->nnodes);
+  int64_t *pos = shale_malloc(sizeof(int64_t) * (size_t)a->nnodes);
+  int rc = l && seen && g && at && pos ? SHALE_OK : SHALE_NOMEM;
+  if (rc == SHALE_OK) positions(a, c->desc, pos);
   if (l) memset(l, 0, sizeof(PosList) * (size_t)a->nnodes);
   for (int i = 0; rc == SHALE_OK && i < a->nphrase; i++) {
     int n = a->phrase[i], top = -1;
@@ -794,28 +900,18 @@ static int load_global(Fts3AuxCursor *c) {
       top = p;
     const Fts3Node *nd = &a->nodes[n];
     uint32_t *o = gx + 2 * nc * i;
+    int ng = top >= 0 ? near_group(a, top, g, g + a->nnodes) : 0;
     for (int d = 0; rc == SHALE_OK && d < nd->hits.n; d++) {
       rc = raw_positions(nd, d, &l[n]);
-      if (rc == SHALE_OK && top >= 0) { /* the group must match the document */
-        int *g = shale_malloc(sizeof(int) * (size_t)a->nnodes * 2);
-        if (!g) {
-          rc = SHALE_NOMEM;
-          break;
-        }
-        int ng = near_group(a, top, g, g + a->nnodes), all = 1;
+      if (rc == SHALE_OK && top >= 0) {
+        int all = 1;
         for (int k = 0; rc == SHALE_OK && k < ng && all; k++) {
           if (g[k] == n) continue;
           int dd = find_doc(&a->nodes[g[k]], nd->hits.docid[d]);
           all = dd >= 0;
           rc = raw_positions(&a->nodes[g[k]], dd, &l[g[k]]);
         }
-        shale_free(g);
-        if (rc == SHALE_OK && all) {
-          int res = near_test(a, top, l);
-          if (res < 0) rc = SHALE_NOMEM;
-          all = res == 1;
-        }
-        if (!all) continue;
+        if (rc || !all || !group_test(a, top, nd->hits.docid[d], pos, l, at, &rc)) continue;
       }
       memset(seen, 0, sizeof(int) * (size_t)(nc + 1));
       for (int k = 0; k < l[n].n; k++) {
@@ -829,6 +925,9 @@ static int load_global(Fts3AuxCursor *c) {
   for (int i = 0; l && i < a->nnodes; i++) pl_free(&l[i]);
   shale_free(l);
   shale_free(seen);
+  shale_free(g);
+  shale_free(at);
+  shale_free(pos);
   if (rc) {
     shale_free(gx);
     return rc;
@@ -936,20 +1035,25 @@ static int matchinfo(Fts3AuxCursor *c, const char *fmt, uint32_t **out, int *nou
           }
         break;
       case 'y':
-        for (int i = 0; i < a->nphrase; i++)
-          for (int col = 0; col < nc; col++) {
-            int n = a->phrase[i];
-            v[k++] = a->at[n] ? (uint32_t)column_count(&a->cur[n], col) : 0;
-          }
-        break;
       case 'b': {
-        int words = (nc + 31) / 32;
-        for (int i = 0; i < a->nphrase; i++) {
-          int n = a->phrase[i];
-          for (int col = 0; col < nc; col++)
-            if (a->at[n] && column_count(&a->cur[n], col)) v[k + col / 32] |= 1u << (col % 32);
-          k += words;
+        /* SQLite walks every phrase at the row, a right operand of NOT
+         * (numbered 0) too; y assigns the count of column 0 and of each
+         * column the phrase is in, b sets a bit (in word (col + 1) / 32, as
+         * SQLite) */
+        int words = *f == 'y' ? nc : (nc + 31) / 32;
+        for (int n = 0; n < a->nnodes; n++) {
+          if (a->nodes[n].kind != FTS3_NODE_PHRASE || !a->at[n] || !a->cur[n].n) continue;
+          uint32_t *w = v + k + words * (a->slot[n] < 0 ? 0 : a->slot[n]);
+          for (int col = 0; col < nc; col++) {
+            int hits = column_count(&a->cur[n], col), only = a->nodes[n].col;
+            if ((!hits && (col || *f == 'b')) || (only >= 0 && only != col)) continue;
+            if (*f == 'y')
+              w[col] = (uint32_t)hits;
+            else
+              w[(col + 1) / 32] |= 1u << (col % 32);
+          }
         }
+        k += words * a->nphrase;
         break;
       }
     }

@@ -520,6 +520,7 @@ static int flatten(Fts3Table *t, Fts3Expr *e, int parent, NodeList *l) {
   nd->near = e->near;
   if (e->kind == E_PHRASE) {
     nd->nterm = e->nterm;
+    nd->col = e->col;
     Fts3Hits h;
     int rc = eval_phrase(t, e, &h);
     l->a[me].hits = h; /* l->a stays put until the next flatten */

@@ -141,6 +141,7 @@ typedef struct Fts3Node {
   int parent, left, right; /* node numbers, -1 for none */
   int near;                /* FTS3_NODE_NEAR: the distance */
   int nterm;               /* a phrase's tokens */
+  int col;                 /* a phrase's column, -1 for any */
   Fts3Hits hits;           /* a phrase's matches */
 } Fts3Node;
 int fts3_expr_nodes(Fts3Table *, Fts3Expr *, Fts3Node **out, int *n);
@@ -155,6 +156,7 @@ typedef struct Fts3AuxCursor {
   Fts3Table *t;
   Fts3Expr *expr; /* NULL: no MATCH */
   int64_t docid;  /* the current row */
+  int desc;       /* rows in descending docid order */
   Fts3Aux *aux;   /* fts3_aux.c's state for this query, freed by fts3_aux_free */
 } Fts3AuxCursor;
 /* The current row's text of column col (NULL for a NULL), valid until

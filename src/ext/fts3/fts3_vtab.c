@@ -368,6 +368,7 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
   fts3_aux_free(c->ax.aux);
   c->ax.expr = NULL;
   c->ax.aux = NULL;
+  c->ax.desc = num & 1;
   int rc = SHALE_OK, a = 0, have_match = 0, have_rowid = 0, none = 0;
   int64_t rowid = 0;
   for (const char *p = idx ? idx : ""; *p && a < argc && rc == SHALE_OK; a++) {
