@@ -18,6 +18,13 @@
  *    equal to what SQLite's 'rebuild' computes.
  *  - shale_creates: a table created by Shale is read by SQLite as an empty
  *    one and passes its integrity-check; DROP TABLE removes it.
+ *  - aux_functions: offsets(), snippet() (random column and size) and
+ *    matchinfo() (random formats) of generated queries, both orders, on
+ *    files SQLite built, and their errors.
+ *  - shale_commands, command_errors, shale_savepoints: 'rebuild',
+ *    'merge=', 'automerge=', 'integrity-check' mixed with writes (SQLite's
+ *    integrity-check after), the commands' errors and %_stat, and random
+ *    SAVEPOINT / ROLLBACK TO / RELEASE scripts giving SQLite's rows.
  *
  * Invariants:
  *  1. Each query runs on both engines over the same file; results compared

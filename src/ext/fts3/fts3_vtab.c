@@ -14,7 +14,11 @@
  *  1. A cursor's docids are materialized at xFilter in the order asked.
  *  2. Writes change %_content (and FTS4's %_docsize) at once; their terms
  *     and the %_stat totals wait in memory until xSync writes them (one
- *     level-0 segment per transaction, as SQLite), xRollback drops them.
+ *     level-0 segment per transaction, as SQLite), xRollback drops them,
+ *     xRollbackTo takes them back to a savepoint (fts3_write.c).
+ *  3. The hidden table-named column is a NULL carrying the cursor's
+ *     Fts3AuxCursor ("fts3cursor"), the first argument of the auxiliary
+ *     functions (fts3_aux.c); a cursor keeps its MATCH expression for them.
  */
 #include <stddef.h>
 #include <stdio.h>
