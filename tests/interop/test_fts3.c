@@ -360,6 +360,8 @@ TEST(fts4_sqlite_builds_big) {
   compare_queries(path, &rs, 300, ncol);
 }
 
+static void compare_aux(const char *path, uint64_t *rs, int nq, int ncol, int fts4);
+
 /* Shale writes the table (creating it, or after SQLite did): SQLite's
  * integrity-check passes and both answer the same. */
 static void shale_writes(const char *module, uint64_t salt, int after_sqlite) {
@@ -384,6 +386,7 @@ static void shale_writes(const char *module, uint64_t salt, int after_sqlite) {
     CHECK_OK(shale_close(db));
     check_sqlite_integrity(path);
     compare_queries(path, &rs, test_long() ? 1000 : 200, ncol);
+    compare_aux(path, &rs, test_long() ? 600 : 120, ncol, module[3] == '4');
   }
 }
 
@@ -616,6 +619,7 @@ TEST(fts4_shale_commands) {
     CHECK_OK(shale_close(db));
     check_sqlite_integrity(path);
     compare_queries(path, &rs, 150, ncol);
+    compare_aux(path, &rs, 100, ncol, module[3] == '4');
     sqlite3 *ref = NULL;
     CHECK_OK(sqlite3_open(path, &ref));
     if (!strcmp(module, "fts4")) check_totals(ref);
