@@ -591,10 +591,9 @@ int fts3_write_release(Fts3Table *t, int n) {
 
 int fts3_write_rollback_to(Fts3Table *t, int n) {
   Fts3Pending *p = t->pend;
-  if (!p || n < 0 || n >= p->nsp) {
-    /* no record: nothing was pending when it began */
-    if (p && n >= 0 && n < p->nsp) return SHALE_OK;
-    if (p && (n < 0 || !p->nsp)) {
+  if (!p || n < 0) return SHALE_OK;
+  if (n >= p->nsp) { /* none noted: the table joined the transaction after it began */
+    if (!p->nsp) {
       p->n = p->written = 0;
       t->stat_loaded = 0;
     }
