@@ -756,3 +756,31 @@ TEST(fts4_shale_savepoints) {
     compare_queries(pb, &rs, 100, 2);
   }
 }
+
+/* FTS4's matchinfo=fts3: no %_docsize, matchinfo 'l' refused; Shale's
+ * writes pass SQLite's check and both give the same matchinfo. */
+TEST(fts4_matchinfo_fts3) {
+  const char *path = test_path("fts3mi.db");
+  remove(path);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  ex_shale(db, "CREATE VIRTUAL TABLE t USING fts4(a, body, matchinfo=fts3)");
+  uint64_t rs = test_seed() + 4242;
+  int64_t next = 1;
+  write_docs(db, ex_shale, &rs, 2, 8, 20, &next);
+  CHECK_OK(shale_close(db));
+  check_sqlite_integrity(path);
+  static const char *const fixed[] = {
+      "SELECT name FROM sqlite_master ORDER BY name",
+      "SELECT docid, hex(matchinfo(t, 'pcnaxsyb')) FROM t WHERE t MATCH 'apple OR dog'",
+      "SELECT hex(matchinfo(t, 'l')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(value) FROM t_stat",
+  };
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  CHECK_OK(shale_open(path, &db));
+  compare_fixed(ref, db, fixed, sizeof fixed / sizeof fixed[0]);
+  sqlite3_close(ref);
+  CHECK_OK(shale_close(db));
+  compare_aux(path, &rs, 100, 2, 1);
+}
