@@ -436,6 +436,7 @@ int vtab_open(VtabTable *t, VtabCur **out, char **errmsg) {
   c->c = vc;
   c->eof = 1;
   value_set_null(&c->ctx.result);
+  c->ctx.aux = &c->ptrs;
   t->vt->nRef++;
   *out = c;
   return SHALE_OK;
@@ -444,6 +445,7 @@ int vtab_open(VtabTable *t, VtabCur **out, char **errmsg) {
 void vtab_close(VtabCur *c) {
   if (!c) return;
   value_clear(&c->ctx.result);
+  func_auxdata_clear(&c->ptrs);
   shale_free(c->ctx.errmsg);
   if (c->c && c->t->vt) {
     c->t->vt->nRef--;
@@ -492,6 +494,7 @@ int vtab_filter(VtabCur *c, int idx_num, const char *idx_str, int argc, ShValue 
   if (!vt) return SHALE_ERROR;
   Cells cs;
   if (cells_open(&cs, argv, argc)) return SHALE_NOMEM;
+  func_auxdata_clear(&c->ptrs);
   shale_value **pv = cs.pv;
   int rc = vt->pModule->xFilter(c->c, idx_num, idx_str, argc, argc ? pv : NULL);
   cells_close(&cs);
@@ -506,6 +509,7 @@ int vtab_filter(VtabCur *c, int idx_num, const char *idx_str, int argc, ShValue 
 int vtab_next(VtabCur *c, char **errmsg) {
   shale_vtab *vt = c->t->vt;
   if (!vt) return SHALE_ERROR;
+  func_auxdata_clear(&c->ptrs);
   int rc = vt->pModule->xNext(c->c);
   if (rc != SHALE_OK) {
     take_err(vt, errmsg);

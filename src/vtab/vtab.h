@@ -192,6 +192,9 @@ typedef struct VtabCur {
    * (result NULL, subtype 0, rc OK, no message), so a column read does not
    * build a context afresh. */
   FuncCtx ctx;
+  /* Pointer results of xColumn (shale_result_pointer, as FTS3's hidden
+   * column gives its cursor): kept until the cursor moves or closes. */
+  FuncAux *ptrs;
 } VtabCur;
 
 int vtab_open(VtabTable *, VtabCur **out, char **errmsg);

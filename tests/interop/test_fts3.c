@@ -18,6 +18,13 @@
  *    equal to what SQLite's 'rebuild' computes.
  *  - shale_creates: a table created by Shale is read by SQLite as an empty
  *    one and passes its integrity-check; DROP TABLE removes it.
+ *  - aux_functions: offsets(), snippet() (random column and size) and
+ *    matchinfo() (random formats) of generated queries, both orders, on
+ *    files SQLite built, and their errors.
+ *  - shale_commands, command_errors, shale_savepoints: 'rebuild',
+ *    'merge=', 'automerge=', 'integrity-check' mixed with writes (SQLite's
+ *    integrity-check after), the commands' errors and %_stat, and random
+ *    SAVEPOINT / ROLLBACK TO / RELEASE scripts giving SQLite's rows.
  *
  * Invariants:
  *  1. Each query runs on both engines over the same file; results compared
@@ -181,6 +188,17 @@ static const char *const bad_queries[] = {
     "apple NOT (a:\"pear\")",
 };
 
+/* Both engines give the same rows for each of sql[0..n). */
+static void compare_fixed(sqlite3 *ref, shale *db, const char *const *sql, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char *a = q_sqlite(ref, sql[i], NULL), *b = q_shale(db, sql[i], NULL);
+    if (strcmp(a, b))
+      test_fail(__FILE__, __LINE__, "%s:\nsqlite: %.600s\nshale:  %.600s", sql[i], a, b);
+    free(a);
+    free(b);
+  }
+}
+
 /* Both engines answer the generated queries on the file at path. */
 static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   sqlite3 *ref = NULL;
@@ -222,13 +240,7 @@ static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
       "SELECT count(*) FROM t",
       "SELECT * FROM t WHERE docid = 'x'",
   };
-  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
-    char *a = q_sqlite(ref, plain[i], NULL), *b = q_shale(db, plain[i], NULL);
-    if (strcmp(a, b))
-      test_fail(__FILE__, __LINE__, "%s:\nsqlite: %.600s\nshale:  %.600s", plain[i], a, b);
-    free(a);
-    free(b);
-  }
+  compare_fixed(ref, db, plain, sizeof plain / sizeof plain[0]);
   sqlite3_close(ref);
   CHECK_OK(shale_close(db));
 }
@@ -348,6 +360,8 @@ TEST(fts4_sqlite_builds_big) {
   compare_queries(path, &rs, 300, ncol);
 }
 
+static void compare_aux(const char *path, uint64_t *rs, int nq, int ncol, int fts4);
+
 /* Shale writes the table (creating it, or after SQLite did): SQLite's
  * integrity-check passes and both answer the same. */
 static void shale_writes(const char *module, uint64_t salt, int after_sqlite) {
@@ -372,12 +386,28 @@ static void shale_writes(const char *module, uint64_t salt, int after_sqlite) {
     CHECK_OK(shale_close(db));
     check_sqlite_integrity(path);
     compare_queries(path, &rs, test_long() ? 1000 : 200, ncol);
+    compare_aux(path, &rs, test_long() ? 600 : 120, ncol, module[3] == '4');
   }
 }
 
 TEST(fts3_shale_writes) { shale_writes("fts3", 5, 0); }
 TEST(fts4_shale_writes) { shale_writes("fts4", 6, 0); }
 TEST(fts4_shale_writes_after_sqlite) { shale_writes("fts4", 7, 1); }
+
+/* %_stat and %_docsize are what SQLite's own 'rebuild' computes. */
+static void check_totals(sqlite3 *ref) {
+  char *st = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
+  char *ds = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
+  exec_sqlite(ref, "INSERT INTO t(t) VALUES('rebuild')");
+  char *st2 = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
+  char *ds2 = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
+  CHECK(!strcmp(st, st2));
+  CHECK(!strcmp(ds, ds2));
+  free(st);
+  free(st2);
+  free(ds);
+  free(ds2);
+}
 
 /* Enough transactions to merge level 0 into level 1 (16 segments) twice,
  * and a big one for leaves in %_segments. */
@@ -402,17 +432,7 @@ TEST(fts4_shale_merges) {
   CHECK(!strcmp(lv, "1|\n"));
   free(lv);
   /* the same statistics as SQLite's after a rebuild */
-  char *st = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
-  char *ds = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
-  exec_sqlite(ref, "INSERT INTO t(t) VALUES('rebuild')");
-  char *st2 = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
-  char *ds2 = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
-  CHECK(!strcmp(st, st2));
-  CHECK(!strcmp(ds, ds2));
-  free(st);
-  free(st2);
-  free(ds);
-  free(ds2);
+  check_totals(ref);
   sqlite3_close(ref);
   compare_queries(path, &rs, 200, ncol);
 }
@@ -452,4 +472,315 @@ TEST(fts3_shale_creates) {
   CHECK(!strcmp(r, "0|\n"));
   free(r);
   CHECK_OK(shale_close(db));
+}
+
+/* ---- auxiliary functions ---- */
+
+/* A matchinfo format of the characters the table knows. */
+static void gen_format(uint64_t *rs, Out *o, int fts4) {
+  static const char all[] = "pcsxybnal";
+  int n = rn(rs, 5);
+  for (int i = 0; i < n; i++) out_fmt(o, "%c", all[rn(rs, fts4 ? 9 : 6)]);
+}
+
+/* Both engines give the same offsets(), snippet() and matchinfo() for
+ * the generated queries on the file at path. */
+static void compare_aux(const char *path, uint64_t *rs, int nq, int ncol, int fts4) {
+  sqlite3 *ref = NULL;
+  shale *db = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  CHECK_OK(shale_open(path, &db));
+  if (!ref || !db) return;
+  int fails = 0;
+  for (int q = 0; q < nq && fails < 5; q++) {
+    Out qs = {0}, sql = {0};
+    out_add(&qs, "", 0);
+    gen_query(rs, &qs, 0, ncol);
+    if (strstr(qs.p, "NEAR") && strstr(qs.p, "OR")) { /* (see docs/compat.md) */
+      free(qs.p);
+      q--;
+      continue;
+    }
+    const char *order = rn(rs, 3) ? "" : " ORDER BY docid DESC";
+    const char *target = rn(rs, 5) ? "t" : colnames[rn(rs, ncol)];
+    switch (q % 4) {
+      case 0:
+        out_fmt(&sql, "SELECT docid, offsets(t) FROM t WHERE %s MATCH ?1%s", target, order);
+        break;
+      case 1:
+        if (rn(rs, 4) == 0) {
+          out_fmt(&sql, "SELECT docid, snippet(t) FROM t WHERE %s MATCH ?1%s", target, order);
+          break;
+        }
+        out_fmt(&sql,
+                "SELECT docid, snippet(t, '[', ']', '...', %d, %d) FROM t WHERE %s MATCH ?1%s",
+                rn(rs, 5) ? -1 : rn(rs, ncol + 1), rn(rs, 6) ? rn(rs, 129) - 64 : rn(rs, 9) - 4,
+                target, order);
+        break;
+      case 2:
+        out_fmt(&sql, "SELECT docid, hex(matchinfo(t)) FROM t WHERE %s MATCH ?1%s", target, order);
+        break;
+      default:
+        out_fmt(&sql, "SELECT docid, hex(matchinfo(t, '");
+        gen_format(rs, &sql, fts4);
+        out_fmt(&sql, "')) FROM t WHERE %s MATCH ?1%s", target, order);
+        break;
+    }
+    char *a = q_sqlite(ref, sql.p, qs.p), *b = q_shale(db, sql.p, qs.p);
+    if (strcmp(a, b)) {
+      size_t at = 0, line = 0; /* from the first line that differs */
+      for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+        if (a[i] == '\n') line = i + 1;
+      at = line;
+      test_fail(__FILE__, __LINE__, "%s [%s]:\nsqlite: %.800s\nshale:  %.800s", sql.p, qs.p, a + at,
+                b + at);
+      fails++;
+    }
+    free(a);
+    free(b);
+    free(qs.p);
+    free(sql.p);
+  }
+  static const char *const fixed[] = {
+      "SELECT offsets(t), snippet(t), hex(matchinfo(t)) FROM t LIMIT 3",
+      "SELECT hex(matchinfo(t, 'q')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(matchinfo(t, 'pcnalsxyb')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(matchinfo(t, '')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(matchinfo(t, NULL)) FROM t WHERE t MATCH 'apple'",
+      "SELECT offsets(a) FROM t WHERE t MATCH 'apple'",
+      "SELECT snippet(t, 1, 2, 3, 4, 5, 6) FROM t WHERE t MATCH 'apple'",
+      "SELECT snippet(t, NULL) FROM t WHERE t MATCH 'apple'",
+      "SELECT snippet(t, '', '', '', -1, 0) FROM t WHERE t MATCH 'apple'",
+      "SELECT docid, snippet(t, '<', '>', '', 7, 3) FROM t WHERE t MATCH 'apple OR dog'",
+      "SELECT docid, offsets(t) FROM t WHERE t MATCH 'apple apple OR dog NEAR/2 dog'",
+      "SELECT docid, hex(matchinfo(t, 'xs')) FROM t WHERE t MATCH '\"apple pear\" NOT dog'",
+      "SELECT count(*) FROM t WHERE t MATCH 'apple' AND offsets(t) LIKE '%'",
+  };
+  compare_fixed(ref, db, fixed, sizeof fixed / sizeof fixed[0]);
+  sqlite3_close(ref);
+  CHECK_OK(shale_close(db));
+}
+
+static void aux_on_sqlite_builds(const char *module, uint64_t salt) {
+  int nseed = test_long() ? 10 : 3;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + salt + (uint64_t)s * 6151 + 11;
+    const char *path = test_path("fts3aux.db");
+    int64_t next;
+    int ncol = sqlite_build(path, &rs, module, 4 + rn(&rs, 12), 5 + rn(&rs, 30), s % 3 == 1, &next);
+    compare_aux(path, &rs, test_long() ? 3000 : 600, ncol, module[3] == '4');
+  }
+}
+
+TEST(fts3_aux_functions) { aux_on_sqlite_builds("fts3", 211); }
+TEST(fts4_aux_functions) { aux_on_sqlite_builds("fts4", 212); }
+
+/* ---- special commands and savepoints ---- */
+
+static char *file_rows(const char *path, const char *sql) {
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  char *r = q_sqlite(ref, sql, NULL);
+  sqlite3_close(ref);
+  return r;
+}
+
+/* Shale's 'rebuild', 'merge=', 'automerge=' and 'integrity-check' mixed
+ * with writes on a file SQLite built: SQLite's integrity-check passes and
+ * both answer the same; a changed %_content fails Shale's check as
+ * SQLite's. */
+TEST(fts4_shale_commands) {
+  int nseed = test_long() ? 8 : 3;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + (uint64_t)s * 7777 + 41;
+    const char *path = test_path("fts3cmd.db");
+    int64_t next;
+    const char *module = s % 2 ? "fts3" : "fts4";
+    int ncol = sqlite_build(path, &rs, module, 10 + rn(&rs, 20), 5 + rn(&rs, 20), 0, &next);
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    static const char *const cmds[] = {"rebuild",     "merge=100,2", "merge=3",         "merge=1,4",
+                                       "automerge=2", "automerge=0", "integrity-check", "optimize"};
+    for (int round = 0; round < 8; round++) {
+      write_docs(db, ex_shale, &rs, ncol, 1 + rn(&rs, 6), 3 + rn(&rs, 20), &next);
+      char sql[80];
+      snprintf(sql, sizeof sql, "INSERT INTO t(t) VALUES('%s')",
+               cmds[rn(&rs, (int)(sizeof cmds / sizeof cmds[0]))]);
+      if (rn(&rs, 2)) { /* inside a transaction that also wrote */
+        Out tx = {0};
+        out_fmt(&tx, "BEGIN; INSERT INTO t(docid, %s) VALUES(%lld, 'apple pear dog'); %s; COMMIT",
+                colnames[0], (long long)next++, sql);
+        ex_shale(db, tx.p);
+        free(tx.p);
+      } else {
+        ex_shale(db, sql);
+      }
+    }
+    CHECK_OK(shale_close(db));
+    check_sqlite_integrity(path);
+    compare_queries(path, &rs, 150, ncol);
+    compare_aux(path, &rs, 100, ncol, module[3] == '4');
+    sqlite3 *ref = NULL;
+    CHECK_OK(sqlite3_open(path, &ref));
+    if (!strcmp(module, "fts4")) check_totals(ref);
+    /* a content row changed behind the index: both checks fail alike */
+    exec_sqlite(ref,
+                "UPDATE t_content SET c0a = 'zzz' WHERE docid = (SELECT max(docid) FROM "
+                "t_content)");
+    char *a = q_sqlite(ref, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
+    sqlite3_close(ref);
+    CHECK_OK(shale_open(path, &db));
+    char *b = q_shale(db, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
+    CHECK(!strcmp(a, b));
+    CHECK(shale_extended_errcode(db) == 267); /* SQLITE_CORRUPT_VTAB */
+    if (strcmp(a, b)) test_fail(__FILE__, __LINE__, "sqlite: %s\nshale:  %s", a, b);
+    free(a);
+    free(b);
+    CHECK_OK(shale_close(db));
+  }
+}
+
+/* Commands' arguments and errors as SQLite reads them, and what they
+ * leave in %_stat. */
+TEST(fts3_command_errors) {
+  static const char *const cmds[] = {
+      "automerge=4",     "automerge=x", "automerge=1",  "automerge=20", "automerge=3x",
+      "automerge= 5",    "automerge=",  "automerge=-1", "Automerge=6",  "merge=",
+      "merge=3,",        "merge=3,1",   "merge=3,2",    "merge=-3,2",   "MERGE=10",
+      "merge=0,0",       "merge=x,2",   "flush",        "bogus",        "Rebuild",
+      "INTEGRITY-CHECK", "optimize ",   "rebuild2",     "merge=5,2x",   "automerge=16",
+      "automerge=17",    "automerge=0",
+  };
+  for (int m = 0; m < 2; m++) {
+    const char *module = m ? "fts4" : "fts3";
+    char pa[64], pb[64];
+    snprintf(pa, sizeof pa, "%s", test_path("fts3ea.db"));
+    snprintf(pb, sizeof pb, "%s", test_path("fts3eb.db"));
+    remove(pa);
+    remove(pb);
+    sqlite3 *ref = NULL;
+    shale *db = NULL;
+    CHECK_OK(sqlite3_open(pa, &ref));
+    CHECK_OK(shale_open(pb, &db));
+    char create[96];
+    snprintf(create, sizeof create, "CREATE VIRTUAL TABLE t USING %s(a, b)", module);
+    exec_sqlite(ref, create);
+    ex_shale(db, create);
+    exec_sqlite(ref, "INSERT INTO t VALUES('apple pear', 'dog'), ('pear', 'cat')");
+    ex_shale(db, "INSERT INTO t VALUES('apple pear', 'dog'), ('pear', 'cat')");
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+      char sql[96];
+      snprintf(sql, sizeof sql, "INSERT INTO t(t) VALUES('%s')", cmds[i]);
+      char *a = q_sqlite(ref, sql, NULL), *b = q_shale(db, sql, NULL);
+      if (strcmp(a, b)) test_fail(__FILE__, __LINE__, "%s:\nsqlite: %s\nshale:  %s", sql, a, b);
+      free(a);
+      free(b);
+      const char *q = "SELECT id, quote(value) FROM t_stat ORDER BY id";
+      a = q_sqlite(ref, q, NULL);
+      b = q_shale(db, q, NULL);
+      if (strcmp(a, b))
+        test_fail(__FILE__, __LINE__, "after %s:\nsqlite: %s\nshale:  %s", sql, a, b);
+      free(a);
+      free(b);
+    }
+    sqlite3_close(ref);
+    CHECK_OK(shale_close(db));
+    check_sqlite_integrity(pb);
+  }
+}
+
+/* ROLLBACK TO inside a transaction that wrote: the pending terms (and
+ * totals) go back with the rows. The same script on SQLite gives the same
+ * rows; SQLite's integrity-check passes on Shale's file. */
+TEST(fts4_shale_savepoints) {
+  int nseed = test_long() ? 10 : 4;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + (uint64_t)s * 3571 + 17;
+    const char *module = s % 2 ? "fts3" : "fts4";
+    char pa[64], pb[64];
+    snprintf(pa, sizeof pa, "%s", test_path("fts3sa.db"));
+    snprintf(pb, sizeof pb, "%s", test_path("fts3sb.db"));
+    remove(pa);
+    remove(pb);
+    Out script = {0};
+    out_fmt(&script, "CREATE VIRTUAL TABLE t USING %s(a, body);", module);
+    int64_t id = 1;
+    for (int tx = 0; tx < 6; tx++) {
+      out_fmt(&script, "BEGIN;");
+      for (int k = 0; k < 12; k++) {
+        int op = rn(&rs, 9);
+        if (op == 5 && rn(&rs, 4)) op = 6; /* a rebuild would mend what a failed rollback left */
+        if (op == 0 || op == 8)
+          out_fmt(&script, "SAVEPOINT s%d;", rn(&rs, 2));
+        else if (op == 1 || op == 7)
+          out_fmt(&script, "ROLLBACK TO s%d;", rn(&rs, 2));
+        else if (op == 2)
+          out_fmt(&script, "RELEASE s%d;", rn(&rs, 2));
+        else if (op == 3 && id > 1)
+          out_fmt(&script, "DELETE FROM t WHERE docid = %lld;", (long long)(1 + rn(&rs, (int)id)));
+        else if (op == 4 && id > 1)
+          out_fmt(&script, "UPDATE t SET body = '%s %s' WHERE docid = %lld;", words[rn(&rs, 20)],
+                  words[rn(&rs, 20)], (long long)(1 + rn(&rs, (int)id)));
+        else if (op == 5)
+          out_fmt(&script, "INSERT INTO t(t) VALUES('%s');", rn(&rs, 2) ? "optimize" : "rebuild");
+        else
+          out_fmt(&script, "INSERT INTO t(docid, a, body) VALUES(%lld, '%s %s', '%s');",
+                  (long long)id++, words[rn(&rs, 20)], words[rn(&rs, 20)], words[rn(&rs, 20)]);
+      }
+      out_fmt(&script, "COMMIT;");
+    }
+    /* each statement on its own: an unknown savepoint is an error, both ways */
+    sqlite3 *ref = NULL;
+    shale *db = NULL;
+    CHECK_OK(sqlite3_open(pa, &ref));
+    CHECK_OK(shale_open(pb, &db));
+    for (char *p = script.p; p && *p;) {
+      char *e = strchr(p, ';');
+      if (!e) break;
+      *e = 0;
+      char *a = q_sqlite(ref, p, NULL), *b = q_shale(db, p, NULL);
+      if (strcmp(a, b)) test_fail(__FILE__, __LINE__, "%s:\nsqlite: %s\nshale:  %s", p, a, b);
+      free(a);
+      free(b);
+      p = e + 1;
+    }
+    sqlite3_close(ref);
+    CHECK_OK(shale_close(db));
+    free(script.p);
+    const char *rows = "SELECT docid, a, body FROM t ORDER BY docid";
+    char *a = file_rows(pa, rows), *b = file_rows(pb, rows);
+    CHECK(!strcmp(a, b));
+    free(a);
+    free(b);
+    check_sqlite_integrity(pb);
+    compare_queries(pb, &rs, 100, 2);
+  }
+}
+
+/* FTS4's matchinfo=fts3: no %_docsize, matchinfo 'l' refused; Shale's
+ * writes pass SQLite's check and both give the same matchinfo. */
+TEST(fts4_matchinfo_fts3) {
+  const char *path = test_path("fts3mi.db");
+  remove(path);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  ex_shale(db, "CREATE VIRTUAL TABLE t USING fts4(a, body, matchinfo=fts3)");
+  uint64_t rs = test_seed() + 4242;
+  int64_t next = 1;
+  write_docs(db, ex_shale, &rs, 2, 8, 20, &next);
+  CHECK_OK(shale_close(db));
+  check_sqlite_integrity(path);
+  static const char *const fixed[] = {
+      "SELECT name FROM sqlite_master ORDER BY name",
+      "SELECT docid, hex(matchinfo(t, 'pcnaxsyb')) FROM t WHERE t MATCH 'apple OR dog'",
+      "SELECT hex(matchinfo(t, 'l')) FROM t WHERE t MATCH 'apple'",
+      "SELECT hex(value) FROM t_stat",
+  };
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  CHECK_OK(shale_open(path, &db));
+  compare_fixed(ref, db, fixed, sizeof fixed / sizeof fixed[0]);
+  sqlite3_close(ref);
+  CHECK_OK(shale_close(db));
+  compare_aux(path, &rs, 100, 2, 1);
 }

@@ -493,3 +493,62 @@ int fts3_expr_eval(Fts3Table *t, Fts3Expr *e, int64_t **rows, int *nrows) {
   fts3_hits_free(&h);
   return SHALE_OK;
 }
+
+/* ---- the tree as the auxiliary functions see it (fts3_aux.c) ---- */
+
+typedef struct NodeList {
+  Fts3Node *a;
+  int n, cap;
+} NodeList;
+
+static int flatten(Fts3Table *t, Fts3Expr *e, int parent, NodeList *l) {
+  if (l->n >= l->cap) {
+    int cap = l->cap ? l->cap * 2 : 16;
+    Fts3Node *a = shale_realloc(l->a, sizeof(Fts3Node) * (size_t)cap);
+    if (!a) return SHALE_NOMEM;
+    l->a = a;
+    l->cap = cap;
+  }
+  int me = l->n++;
+  Fts3Node *nd = &l->a[me];
+  memset(nd, 0, sizeof *nd);
+  static const Fts3NodeKind kinds[] = {FTS3_NODE_PHRASE, FTS3_NODE_NEAR, FTS3_NODE_NOT,
+                                       FTS3_NODE_AND, FTS3_NODE_OR};
+  nd->kind = kinds[e->kind];
+  nd->parent = parent;
+  nd->left = nd->right = -1;
+  nd->near = e->near;
+  if (e->kind == E_PHRASE) {
+    nd->nterm = e->nterm;
+    nd->col = e->col;
+    Fts3Hits h;
+    int rc = eval_phrase(t, e, &h);
+    l->a[me].hits = h; /* l->a stays put until the next flatten */
+    return rc;
+  }
+  int rc = flatten(t, e->l, me, l);
+  l->a[me].left = me + 1;
+  if (rc == SHALE_OK) {
+    l->a[me].right = l->n;
+    rc = flatten(t, e->r, me, l);
+  }
+  return rc;
+}
+
+int fts3_expr_nodes(Fts3Table *t, Fts3Expr *e, Fts3Node **out, int *n) {
+  NodeList l = {NULL, 0, 0};
+  int rc = e ? flatten(t, e, -1, &l) : SHALE_OK;
+  if (rc) {
+    fts3_nodes_free(l.a, l.n);
+    l.a = NULL;
+    l.n = 0;
+  }
+  *out = l.a;
+  *n = l.n;
+  return rc;
+}
+
+void fts3_nodes_free(Fts3Node *a, int n) {
+  for (int i = 0; i < n; i++) fts3_hits_free(&a[i].hits);
+  shale_free(a);
+}

@@ -59,6 +59,7 @@ typedef struct Fts3Table {
   shale *db;
   char *zdb, *zname; /* database and table name */
   int fts4;          /* the fts4 module (has %_docsize, %_stat) */
+  int no_docsize;    /* FTS4's matchinfo=fts3: no %_docsize */
   int ncol;
   char **cols; /* column names */
   Fts3Tok tok;
@@ -124,5 +125,62 @@ int fts3_expr_parse(Fts3Table *, const char *q, int col, Fts3Expr **out, char **
 void fts3_expr_free(Fts3Expr *);
 /* The matching docids, ascending, in *rows (shale_malloc'ed). */
 int fts3_expr_eval(Fts3Table *, Fts3Expr *, int64_t **rows, int *nrows);
+
+/* The expression as the auxiliary functions read it: its nodes in
+ * pre-order (a node's left operand right after it), each phrase with its
+ * documents and the start positions of its matches in each. */
+typedef enum {
+  FTS3_NODE_PHRASE,
+  FTS3_NODE_NEAR,
+  FTS3_NODE_NOT,
+  FTS3_NODE_AND,
+  FTS3_NODE_OR
+} Fts3NodeKind;
+typedef struct Fts3Node {
+  Fts3NodeKind kind;
+  int parent, left, right; /* node numbers, -1 for none */
+  int near;                /* FTS3_NODE_NEAR: the distance */
+  int nterm;               /* a phrase's tokens */
+  int col;                 /* a phrase's column, -1 for any */
+  Fts3Hits hits;           /* a phrase's matches */
+} Fts3Node;
+int fts3_expr_nodes(Fts3Table *, Fts3Expr *, Fts3Node **out, int *n);
+void fts3_nodes_free(Fts3Node *, int n);
+
+/* ---- auxiliary functions (fts3_aux.c) ---- */
+
+/* What a cursor shows them (fts3_vtab.c): the pointer of type
+ * "fts3cursor" its hidden column carries. */
+typedef struct Fts3Aux Fts3Aux;
+typedef struct Fts3AuxCursor {
+  Fts3Table *t;
+  Fts3Expr *expr; /* NULL: no MATCH */
+  int64_t docid;  /* the current row */
+  int desc;       /* rows in descending docid order */
+  Fts3Aux *aux;   /* fts3_aux.c's state for this query, freed by fts3_aux_free */
+} Fts3AuxCursor;
+/* The current row's text of column col (NULL for a NULL), valid until
+ * the cursor moves (fts3_vtab.c). */
+int fts3_cursor_text(Fts3AuxCursor *, int col, const char **z, int *n);
+/* xFindFunction: offsets, snippet, matchinfo. */
+int fts3_aux_find(int nargs, const char *name, shale_func_fn *fn, void **arg);
+/* Make the functions exist for overloading (shale_overload_function). */
+int fts3_aux_register(shale *db);
+void fts3_aux_free(Fts3Aux *);
+
+/* ---- special commands and savepoints (fts3_write.c) ---- */
+
+/* INSERT INTO t(t) VALUES(cmd) for 'rebuild', 'integrity-check',
+ * 'merge=X,Y', 'automerge=N' ('optimize' is fts3_write_optimize): SQLite's
+ * errors ("SQL logic error" for an unknown or malformed command,
+ * SHALE_CORRUPT_VTAB when the index does not match the content). */
+int fts3_write_command(Fts3Table *, const char *cmd);
+int fts3_write_savepoint(Fts3Table *, int n);
+int fts3_write_release(Fts3Table *, int n);
+int fts3_write_rollback_to(Fts3Table *, int n);
+/* Index row docid's values as an INSERT does, with FTS4's %_docsize and
+ * totals (fts3_vtab.c); fts3_stat_reset zeroes the totals in memory. */
+int fts3_table_index_row(Fts3Table *, int64_t docid, const char *const *text, const int *len);
+int fts3_stat_reset(Fts3Table *);
 
 #endif /* SHALE_EXT_FTS3_INT_H */

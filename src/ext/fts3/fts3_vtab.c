@@ -14,8 +14,13 @@
  *  1. A cursor's docids are materialized at xFilter in the order asked.
  *  2. Writes change %_content (and FTS4's %_docsize) at once; their terms
  *     and the %_stat totals wait in memory until xSync writes them (one
- *     level-0 segment per transaction, as SQLite), xRollback drops them.
+ *     level-0 segment per transaction, as SQLite), xRollback drops them,
+ *     xRollbackTo takes them back to a savepoint (fts3_write.c).
+ *  3. The hidden table-named column is a NULL carrying the cursor's
+ *     Fts3AuxCursor ("fts3cursor"), the first argument of the auxiliary
+ *     functions (fts3_aux.c); a cursor keeps its MATCH expression for them.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +33,8 @@ typedef struct Fts3Cursor {
   shale_vtab_cursor base;
   int64_t *rows;
   int nrows, i;
-  int loaded; /* st_row holds rows[i] */
+  int loaded;       /* st_row holds rows[i] */
+  Fts3AuxCursor ax; /* for the auxiliary functions: the MATCH expression kept */
 } Fts3Cursor;
 
 static void set_err(Fts3Table *t, char *msg) {
@@ -110,8 +116,11 @@ static int parse_args(Fts3Table *t, int argc, const char *const *argv, char **er
     const char *eq = strchr(a, '=');
     if (t->fts4 && eq) {
       while (*a == ' ') a++;
-      if ((v = option(a, "matchinfo")) || ((v = option(a, "order")) && !util_stricmp(v, "asc")))
+      if ((v = option(a, "matchinfo"))) {
+        t->no_docsize = !util_stricmp(v, "fts3"); /* no %_docsize: matchinfo 'l' refused */
         continue;
+      }
+      if ((v = option(a, "order")) && !util_stricmp(v, "asc")) continue;
       *err = util_mprintf("fts4 option not supported yet: %s", a);
       return SHALE_ERROR;
     }
@@ -153,7 +162,7 @@ static int create_shadow(Fts3Table *t) {
                   "CREATE TABLE \"%s\".'%s_segdir'(level INTEGER,idx INTEGER,start_block "
                   "INTEGER,leaves_end_block INTEGER,end_block INTEGER,root BLOB,PRIMARY "
                   "KEY(level, idx));");
-  if (rc == SHALE_OK && t->fts4)
+  if (rc == SHALE_OK && t->fts4 && !t->no_docsize)
     rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_docsize'(docid INTEGER PRIMARY KEY, size BLOB);");
   if (rc == SHALE_OK && t->fts4)
     rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_stat'(id INTEGER PRIMARY KEY, value BLOB);");
@@ -288,6 +297,7 @@ static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
   if (!c) return SHALE_NOMEM;
   memset(c, 0, sizeof *c);
   c->base.pVtab = vt;
+  c->ax.t = (Fts3Table *)vt;
   *out = &c->base;
   return SHALE_OK;
 }
@@ -297,6 +307,8 @@ static int x_close(shale_vtab_cursor *vc) {
   Fts3Table *t = (Fts3Table *)vc->pVtab;
   if (t->st_row) shale_reset(t->st_row);
   shale_free(c->rows);
+  fts3_expr_free(c->ax.expr);
+  fts3_aux_free(c->ax.aux);
   shale_free(c);
   return SHALE_OK;
 }
@@ -356,6 +368,11 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
   c->rows = NULL;
   c->nrows = c->i = 0;
   c->loaded = 0;
+  fts3_expr_free(c->ax.expr);
+  fts3_aux_free(c->ax.aux);
+  c->ax.expr = NULL;
+  c->ax.aux = NULL;
+  c->ax.desc = num & 1;
   int rc = SHALE_OK, a = 0, have_match = 0, have_rowid = 0, none = 0;
   int64_t rowid = 0;
   for (const char *p = idx ? idx : ""; *p && a < argc && rc == SHALE_OK; a++) {
@@ -390,7 +407,8 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
     }
     have_match = 1;
     rc = fts3_expr_eval(t, e, &c->rows, &c->nrows);
-    fts3_expr_free(e);
+    fts3_expr_free(c->ax.expr);
+    c->ax.expr = e;
   }
   if (rc) return rc;
   if (!have_match) {
@@ -446,6 +464,11 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
   Fts3Cursor *c = (Fts3Cursor *)vc;
   Fts3Table *t = (Fts3Table *)vc->pVtab;
   if (c->i >= c->nrows) return SHALE_OK;
+  if (col == t->ncol) { /* the table's column: the cursor, for the auxiliary functions */
+    c->ax.docid = c->rows[c->i];
+    shale_result_pointer(ctx, &c->ax, "fts3cursor", NULL);
+    return SHALE_OK;
+  }
   if (col == t->ncol + 1) {
     shale_result_int64(ctx, c->rows[c->i]);
     return SHALE_OK;
@@ -460,6 +483,23 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
   if (rc) return rc;
   c->loaded = found;
   if (found) shale_result_value(ctx, shale_column_value(t->st_row, col + 1));
+  return SHALE_OK;
+}
+
+int fts3_cursor_text(Fts3AuxCursor *ax, int col, const char **z, int *n) {
+  Fts3Cursor *c = (Fts3Cursor *)(void *)((char *)ax - offsetof(Fts3Cursor, ax));
+  Fts3Table *t = ax->t;
+  *z = NULL;
+  *n = 0;
+  if (c->i >= c->nrows || col < 0 || col >= t->ncol) return SHALE_OK;
+  int found = 1, rc = SHALE_OK;
+  if (!c->loaded || !shale_stmt_busy(t->st_row)) rc = load_row(c, &found);
+  if (rc) return rc;
+  c->loaded = found;
+  if (found) {
+    *z = (const char *)shale_column_text(t->st_row, col + 1);
+    *n = shale_column_bytes(t->st_row, col + 1);
+  }
   return SHALE_OK;
 }
 
@@ -516,14 +556,15 @@ static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const
   int rc = fts3_write_row(t, docid, text, len, is_delete, ntok);
   if (rc == SHALE_OK && t->fts4) rc = stat_load(t);
   if (rc == SHALE_OK && t->fts4) {
-    int sign = is_delete ? -1 : 1;
+    int sign = is_delete ? -1 : 1, docsize = !t->no_docsize;
     t->stat[0] += sign;
     for (int i = 0; i < t->ncol; i++) {
       t->stat[1 + i] += sign * ntok[i];
       t->stat[1 + t->ncol] += sign * (text[i] ? len[i] : 0);
     }
     shale_stmt *st = NULL;
-    if (is_delete) {
+    if (!docsize) {
+    } else if (is_delete) {
       rc = prepare_fmt(t, &st, "DELETE FROM \"%s\".'%s_docsize' WHERE docid = ?1");
     } else {
       rc = prepare_fmt(t, &st,
@@ -535,7 +576,7 @@ static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const
       if (blob) shale_bind_blob(st, 2, blob, n, SHALE_TRANSIENT);
       shale_free(blob);
     }
-    if (rc == SHALE_OK) {
+    if (rc == SHALE_OK && docsize) {
       shale_bind_int64(st, 1, docid);
       rc = shale_step(st) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
     }
@@ -624,8 +665,18 @@ static int special(Fts3Table *t, const char *cmd) {
     int rc = stat_write(t);
     return rc ? rc : fts3_write_optimize(t);
   }
-  set_err(t, util_mprintf("SQL logic error"));
-  return SHALE_ERROR;
+  return fts3_write_command(t, cmd);
+}
+
+int fts3_table_index_row(Fts3Table *t, int64_t docid, const char *const *text, const int *len) {
+  return index_row(t, docid, text, len, 0);
+}
+
+int fts3_stat_reset(Fts3Table *t) {
+  t->stat_loaded = 0;
+  int rc = stat_load(t);
+  if (rc == SHALE_OK && t->stat) memset(t->stat, 0, sizeof(int64_t) * (size_t)(t->ncol + 2));
+  return rc;
 }
 
 static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *rowid) {
@@ -676,8 +727,20 @@ static int x_begin(shale_vtab *vt) {
 }
 
 static int x_commit(shale_vtab *vt) {
-  (void)vt;
+  fts3_write_discard((Fts3Table *)vt);
   return SHALE_OK;
+}
+
+static int x_find_function(shale_vtab *vt, int nargs, const char *name, shale_func_fn *fn,
+                           void **arg) {
+  (void)vt;
+  return fts3_aux_find(nargs, name, fn, arg);
+}
+
+static int x_savepoint(shale_vtab *vt, int n) { return fts3_write_savepoint((Fts3Table *)vt, n); }
+static int x_release(shale_vtab *vt, int n) { return fts3_write_release((Fts3Table *)vt, n); }
+static int x_rollback_to(shale_vtab *vt, int n) {
+  return fts3_write_rollback_to((Fts3Table *)vt, n);
 }
 
 static int x_shadow_name(const char *z) {
@@ -688,14 +751,16 @@ static int x_shadow_name(const char *z) {
 }
 
 static const shale_module fts3_module = {
-    3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
-    x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
-    x_commit, x_rollback, NULL,      NULL,         NULL,         NULL,      NULL,    x_shadow_name,
+    3,         x_create,      x_connect,     x_best_index, x_disconnect,    x_destroy, x_open,
+    x_close,   x_filter,      x_next,        x_eof,        x_column,        x_rowid,   x_update,
+    x_begin,   x_sync,        x_commit,      x_rollback,   x_find_function, NULL,      x_savepoint,
+    x_release, x_rollback_to, x_shadow_name,
 };
 
 int fts3_register(shale *db) {
   static int fts4_tag;
   int rc = shale_create_module_v2(db, "fts3", &fts3_module, NULL, NULL);
+  if (rc == SHALE_OK) rc = fts3_aux_register(db);
   if (rc == SHALE_OK) rc = shale_create_module_v2(db, "fts4", &fts3_module, &fts4_tag, NULL);
   return rc;
 }

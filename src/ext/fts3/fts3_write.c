@@ -13,11 +13,27 @@
  * end_block is written as SQLite does: "END NBYTES", NBYTES the size of the
  * leaves.
  *
+ * A savepoint notes how many pending entries there were, how many of them
+ * a command had written to segments already, and the totals; rolling back
+ * to it truncates the entries and takes back the totals (the pager takes
+ * back the shadow tables). The commands: 'rebuild' drops every segment and
+ * indexes %_content again; 'integrity-check' compares a checksum of every
+ * (term, docid, column, position) of the index with one of the content
+ * tokenized again; 'merge=X,Y' merges whole levels holding at least Y
+ * segments (fullest first) while X leaves of work remain, where SQLite
+ * merges incrementally; 'automerge=N' stores N in %_stat row 2 as SQLite
+ * does (0 off, 1 or over 16 taken as 8) and then, at a commit that wrote
+ * more than 4 leaves, levels of N segments or more are merged.
+ *
  * Invariants:
  *  1. For each (term, docid) only the entries of the latest operation (or
  *     the newest segment, when merging) are written; an operation that
  *     only deleted writes the docid with no positions, which shadows older
  *     segments, dropped when the output is the oldest level.
+ *  2. Pending entries are only appended within a transaction; a write to
+ *     segments before the commit (a command) moves the watermark, so a
+ *     savepoint's (entries, watermark) pair restores exactly what was
+ *     pending when it began.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,18 +57,36 @@ typedef struct WTerm {
   int n;
 } WTerm;
 
+/* The state a savepoint returns to (invariant 2). */
+typedef struct WSave {
+  int n, written, seq;
+  int stat_loaded;
+  int64_t *stat; /* a copy of Fts3Table.stat when loaded */
+} WSave;
+
 struct Fts3Pending {
   WEnt *e;
   int n, cap;
+  int written; /* e[0 .. written) are in segments already (or dropped by 'rebuild') */
+  WSave *sp;   /* sp[i]: savepoint i, nsp of them */
+  int nsp, capsp;
   WTerm *terms;
   int nterms, capterms;
   int *hash; /* term number + 1 per slot, 0 free */
   int hcap;
   int seq;
+  int leaves; /* leaves written by this transaction's flushes (SQLite's nLeafAdd) */
 };
+
+static void sp_drop(Fts3Pending *p, int from) {
+  for (int i = from; i < p->nsp; i++) shale_free(p->sp[i].stat);
+  if (from < p->nsp) p->nsp = from;
+}
 
 void fts3_pending_free(Fts3Pending *p) {
   if (!p) return;
+  sp_drop(p, 0);
+  shale_free(p->sp);
   for (int i = 0; i < p->nterms; i++) shale_free(p->terms[i].z);
   shale_free(p->terms);
   shale_free(p->hash);
@@ -334,7 +368,7 @@ static void segw_free(SegW *w) {
 }
 
 /* Write p's entries as segment (level, idx); drop: leave deletions out. */
-static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int drop) {
+static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int drop, int *leaves) {
   int rc = SHALE_OK;
   WTerm **order = shale_malloc(sizeof(WTerm *) * (size_t)(p->nterms + 1));
   int *rank = shale_malloc(sizeof(int) * (size_t)(p->nterms + 1));
@@ -391,6 +425,7 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
     if (rc == SHALE_OK && dl.n) rc = seg_add(&w, order[term], &dl);
   }
   if (rc == SHALE_OK) rc = seg_finish(&w, level, idx);
+  if (leaves) *leaves = w.nleaves;
   segw_free(&w);
   shale_free(dl.p);
   shale_free(order);
@@ -422,7 +457,7 @@ static int alloc_idx(Fts3Table *t, int level, int *idx);
 
 /* Merge the segments of level (every level when level < 0) into one new
  * segment: at level + 1, or at the highest level for all. */
-static int merge_level(Fts3Table *t, int level) {
+static int merge_level(Fts3Table *t, int level, int *leaves) {
   int64_t maxlevel;
   int rc =
       exec_stmt(t, "SELECT max(level) FROM \"%s\".'%s_segdir'", 0, 0, NULL, NULL, 0, &maxlevel);
@@ -461,7 +496,7 @@ static int merge_level(Fts3Table *t, int level) {
                                NULL, 0, NULL);
   int out = level < 0 ? (int)(maxlevel < 0 ? 0 : maxlevel) : level + 1, idx = 0;
   if (rc == SHALE_OK && level >= 0) rc = alloc_idx(t, out, &idx);
-  if (rc == SHALE_OK) rc = write_segment(t, p, out, idx, level < 0 || out > maxlevel);
+  if (rc == SHALE_OK) rc = write_segment(t, p, out, idx, level < 0 || out > maxlevel, leaves);
   fts3_pending_free(p);
   return rc;
 }
@@ -473,26 +508,320 @@ static int alloc_idx(Fts3Table *t, int level, int *idx) {
                      NULL, 0, &n);
   if (rc) return rc;
   if (n + 1 >= MERGE_COUNT) {
-    rc = merge_level(t, level);
+    rc = merge_level(t, level, NULL);
     n = -1;
   }
   *idx = (int)(n + 1);
   return rc;
 }
 
-int fts3_write_flush(Fts3Table *t) {
-  if (!t->pend || !t->pend->n) {
-    fts3_write_discard(t);
-    return SHALE_OK;
-  }
+/* Write the entries past the watermark as a new level-0 segment, from a
+ * copy (write_segment reorders what it is given). */
+static int flush_pending(Fts3Table *t, int *leaves) {
+  Fts3Pending *p = t->pend;
+  *leaves = 0;
+  if (!p || p->written >= p->n) return SHALE_OK;
+  Fts3Pending view = *p;
+  view.n = view.cap = p->n - p->written;
+  view.e = shale_malloc(sizeof(WEnt) * (size_t)view.n);
+  if (!view.e) return SHALE_NOMEM;
+  memcpy(view.e, p->e + p->written, sizeof(WEnt) * (size_t)view.n);
   int idx;
   int rc = alloc_idx(t, 0, &idx);
-  if (rc == SHALE_OK) rc = write_segment(t, t->pend, 0, idx, 0);
-  fts3_write_discard(t);
+  if (rc == SHALE_OK) rc = write_segment(t, &view, 0, idx, 0, leaves);
+  shale_free(view.e);
+  if (rc == SHALE_OK) p->written = p->n;
+  p->leaves += *leaves;
+  return rc;
+}
+
+static int automerge(Fts3Table *t, int leaves);
+
+int fts3_write_flush(Fts3Table *t) {
+  int leaves;
+  int rc = flush_pending(t, &leaves);
+  if (rc == SHALE_OK && t->pend) rc = automerge(t, t->pend->leaves);
+  if (t->pend && !t->pend->nsp) fts3_write_discard(t);
   return rc;
 }
 
 int fts3_write_optimize(Fts3Table *t) {
   int rc = fts3_write_flush(t);
-  return rc ? rc : merge_level(t, -1);
+  return rc ? rc : merge_level(t, -1, NULL);
+}
+
+/* ---- savepoints (invariant 2) ---- */
+
+int fts3_write_savepoint(Fts3Table *t, int n) {
+  if (n < 0) return SHALE_OK;
+  if (!t->pend && !(t->pend = pending_new())) return SHALE_NOMEM;
+  Fts3Pending *p = t->pend;
+  sp_drop(p, n);
+  if (n >= p->capsp) {
+    int cap = n + 8;
+    WSave *sp = shale_realloc(p->sp, sizeof(WSave) * (size_t)cap);
+    if (!sp) return SHALE_NOMEM;
+    p->sp = sp;
+    p->capsp = cap;
+  }
+  for (int i = p->nsp; i <= n; i++) { /* skipped numbers note the same state */
+    WSave *w = &p->sp[i];
+    memset(w, 0, sizeof *w);
+    w->n = p->n;
+    w->written = p->written;
+    w->seq = p->seq;
+    w->stat_loaded = t->stat_loaded;
+    if (t->stat_loaded && t->stat) {
+      size_t bytes = sizeof(int64_t) * (size_t)(t->ncol + 2);
+      if (!(w->stat = shale_malloc(bytes))) {
+        p->nsp = i;
+        return SHALE_NOMEM;
+      }
+      memcpy(w->stat, t->stat, bytes);
+    }
+    p->nsp = i + 1;
+  }
+  return SHALE_OK;
+}
+
+int fts3_write_release(Fts3Table *t, int n) {
+  if (t->pend) sp_drop(t->pend, n < 0 ? 0 : n);
+  return SHALE_OK;
+}
+
+int fts3_write_rollback_to(Fts3Table *t, int n) {
+  Fts3Pending *p = t->pend;
+  if (!p || n < 0) return SHALE_OK;
+  if (n >= p->nsp) { /* none noted: the table joined the transaction after it began */
+    if (!p->nsp) {
+      p->n = p->written = 0;
+      t->stat_loaded = 0;
+    }
+    return SHALE_OK;
+  }
+  WSave *w = &p->sp[n];
+  p->n = w->n;
+  p->written = w->written;
+  p->seq = w->seq;
+  t->stat_loaded = w->stat_loaded;
+  if (w->stat_loaded && w->stat) memcpy(t->stat, w->stat, sizeof(int64_t) * (size_t)(t->ncol + 2));
+  sp_drop(p, n + 1);
+  return SHALE_OK;
+}
+
+/* ---- special commands ---- */
+
+/* SQLite's integer reading of a command's argument: decimal digits. */
+static int get_int(const char **z) {
+  int64_t v = 0;
+  while (**z >= '0' && **z <= '9') {
+    if (v < 0x7fffffff) v = v * 10 + (**z - '0');
+    (*z)++;
+  }
+  return v > 0x7fffffff ? 0x7fffffff : (int)v;
+}
+
+static int sql_error(Fts3Table *t) {
+  (void)t;
+  return SHALE_ERROR; /* the connection says "SQL logic error" */
+}
+
+/* %_stat for an FTS3 table that has none (SQLite creates it for the
+ * merge commands). */
+static int ensure_stat(Fts3Table *t) {
+  return exec_stmt(
+      t, "CREATE TABLE IF NOT EXISTS \"%s\".'%s_stat'(id INTEGER PRIMARY KEY, value BLOB)", 0, 0,
+      NULL, NULL, 0, NULL);
+}
+
+static int has_stat(Fts3Table *t, int *yes) {
+  int64_t n;
+  int rc = exec_stmt(t,
+                     "SELECT count(*) FROM \"%s\".sqlite_master WHERE type = 'table' AND name = "
+                     "'%s_stat'",
+                     0, 0, NULL, NULL, 0, &n);
+  *yes = rc == SHALE_OK && n > 0;
+  return rc;
+}
+
+/* Merge whole levels, the lowest holding at least nmin segments first,
+ * while budget leaves of work remain (SQLite's incremental merge, done
+ * at once per level). */
+static int merge_levels(Fts3Table *t, int budget, int nmin) {
+  int rc = SHALE_OK;
+  while (rc == SHALE_OK && budget > 0) {
+    int64_t level;
+    char *sql = util_mprintf(
+        "SELECT level FROM \"%%s\".'%%s_segdir' GROUP BY level HAVING "
+        "count(*) >= %d ORDER BY level LIMIT 1",
+        nmin);
+    if (!sql) return SHALE_NOMEM;
+    rc = exec_stmt(t, sql, 0, 0, NULL, NULL, 0, &level);
+    shale_free(sql);
+    if (rc || level < 0) break;
+    int leaves = 0;
+    rc = merge_level(t, (int)level, &leaves);
+    budget -= leaves > 0 ? leaves : 1;
+  }
+  return rc;
+}
+
+/* After a commit's flush: SQLite's automatic incremental merge. */
+static int automerge(Fts3Table *t, int leaves) {
+  if (leaves <= 4) return SHALE_OK;
+  int yes, rc = has_stat(t, &yes);
+  if (rc || !yes) return rc;
+  int64_t n, maxlevel;
+  rc = exec_stmt(t, "SELECT value FROM \"%s\".'%s_stat' WHERE id = 2", 0, 0, NULL, NULL, 0, &n);
+  if (rc || n <= 0) return rc;
+  rc = exec_stmt(t, "SELECT max(level) FROM \"%s\".'%s_segdir'", 0, 0, NULL, NULL, 0, &maxlevel);
+  if (rc || maxlevel <= 0) return rc;
+  int64_t a = (int64_t)leaves * maxlevel;
+  a += a / 2;
+  return a > 64 ? merge_levels(t, (int)(a > 0x7fffffff ? 0x7fffffff : a), (int)n) : SHALE_OK;
+}
+
+static int cmd_merge(Fts3Table *t, const char *z) {
+  int nmerge = get_int(&z), nmin = MERGE_COUNT / 2;
+  if (z[0] == ',' && z[1]) {
+    z++;
+    nmin = get_int(&z);
+  }
+  if (*z || nmin < 2) return sql_error(t);
+  int rc = fts3_write_flush(t);
+  if (rc == SHALE_OK) rc = ensure_stat(t);
+  return rc ? rc : merge_levels(t, nmerge, nmin);
+}
+
+static int cmd_automerge(Fts3Table *t, const char *z) {
+  int n = get_int(&z);
+  if (n == 1 || n > MERGE_COUNT) n = 8;
+  int rc = ensure_stat(t);
+  if (rc == SHALE_OK)
+    rc = exec_stmt(t, "INSERT OR REPLACE INTO \"%s\".'%s_stat'(id, value) VALUES(2, ?1)", n, 0,
+                   NULL, NULL, 0, NULL);
+  return rc;
+}
+
+typedef struct RowText {
+  const char **text;
+  int *len;
+} RowText;
+
+/* Call fn for every row of %_content with its columns' text. */
+static int each_row(Fts3Table *t, void *ctx,
+                    int (*fn)(Fts3Table *, void *, int64_t, const char *const *, const int *)) {
+  char *sql = util_mprintf("SELECT * FROM \"%s\".'%s_content' ORDER BY docid", t->zdb, t->zname);
+  if (!sql) return SHALE_NOMEM;
+  shale_stmt *st = NULL;
+  int rc = shale_prepare_v2(t->db, sql, -1, &st, NULL);
+  shale_free(sql);
+  if (rc) return rc;
+  RowText r = {shale_malloc(sizeof(char *) * (size_t)t->ncol),
+               shale_malloc(sizeof(int) * (size_t)t->ncol)};
+  if (!r.text || !r.len) rc = SHALE_NOMEM;
+  while (rc == SHALE_OK && (rc = shale_step(st)) == SHALE_ROW) {
+    rc = SHALE_OK;
+    for (int i = 0; i < t->ncol; i++) {
+      r.text[i] = (const char *)shale_column_text(st, i + 1);
+      r.len[i] = shale_column_bytes(st, i + 1);
+    }
+    rc = fn(t, ctx, shale_column_int64(st, 0), r.text, r.len);
+  }
+  if (rc == SHALE_DONE) rc = SHALE_OK;
+  int rc2 = shale_finalize(st);
+  shale_free(r.text);
+  shale_free(r.len);
+  return rc ? rc : rc2;
+}
+
+static int rebuild_row(Fts3Table *t, void *ctx, int64_t docid, const char *const *text,
+                       const int *len) {
+  (void)ctx;
+  return fts3_table_index_row(t, docid, text, len);
+}
+
+static int cmd_rebuild(Fts3Table *t) {
+  /* what is pending is moot: every segment goes and the content is
+   * indexed again (kept, below the watermark, for a savepoint) */
+  if (t->pend) t->pend->written = t->pend->n;
+  int yes, rc = has_stat(t, &yes);
+  if (rc == SHALE_OK)
+    rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_segments'", 0, 0, NULL, NULL, 0, NULL);
+  if (rc == SHALE_OK)
+    rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_segdir'", 0, 0, NULL, NULL, 0, NULL);
+  if (rc == SHALE_OK && t->fts4 && !t->no_docsize)
+    rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_docsize'", 0, 0, NULL, NULL, 0, NULL);
+  if (rc == SHALE_OK && yes)
+    rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_stat'", 0, 0, NULL, NULL, 0, NULL);
+  if (rc == SHALE_OK) rc = fts3_stat_reset(t);
+  return rc ? rc : each_row(t, NULL, rebuild_row);
+}
+
+/* A checksum of (term, docid, position) triples, added up so that order
+ * does not matter. */
+static uint64_t entry_sum(const char *term, int nterm, int64_t docid, int64_t pos) {
+  uint64_t h = term_hash(term, nterm);
+  h = (h ^ (uint64_t)docid) * 0x9e3779b97f4a7c15u;
+  h = (h ^ (uint64_t)pos) * 0xff51afd7ed558ccdu;
+  return h ^ (h >> 29);
+}
+
+typedef struct SumCtx {
+  uint64_t sum;
+  int64_t docid, col;
+} SumCtx;
+
+static int sum_tok(void *ctx, const char *tok, int ntok, int start, int end, int pos) {
+  SumCtx *c = ctx;
+  (void)start;
+  (void)end;
+  c->sum += entry_sum(tok, ntok, c->docid, c->col << 32 | pos);
+  return SHALE_OK;
+}
+
+static int sum_row(Fts3Table *t, void *ctx, int64_t docid, const char *const *text,
+                   const int *len) {
+  SumCtx *c = ctx;
+  c->docid = docid;
+  int rc = SHALE_OK;
+  for (int i = 0; rc == SHALE_OK && i < t->ncol; i++) {
+    c->col = i;
+    if (text[i]) rc = fts3_tokenize(&t->tok, text[i], len[i], c, sum_tok);
+  }
+  return rc;
+}
+
+static int cmd_integrity(Fts3Table *t) {
+  int rc = fts3_write_flush(t); /* SQLite's check reads the pending terms too */
+  if (rc) return rc;
+  Fts3Pending *p = pending_new();
+  if (!p) return SHALE_NOMEM;
+  MergeCtx m = {p, SHALE_OK};
+  rc = fts3_index_scan_level(t, -1, &m, merge_cb);
+  if (rc == SHALE_OK && p->n) qsort(p->e, (size_t)p->n, sizeof(WEnt), cmp_ent);
+  uint64_t index = 0;
+  for (int i = 0; rc == SHALE_OK && i < p->n;) {
+    int j = i; /* the newest segment's entries of (term, docid) count */
+    while (j < p->n && p->e[j].term == p->e[i].term && p->e[j].docid == p->e[i].docid) j++;
+    for (int k = i; k < j && p->e[k].seq == p->e[i].seq; k++)
+      if (p->e[k].pos >= 0)
+        index += entry_sum(p->terms[p->e[k].term].z, p->terms[p->e[k].term].n, p->e[k].docid,
+                           p->e[k].pos);
+    i = j;
+  }
+  fts3_pending_free(p);
+  SumCtx c = {0, 0, 0};
+  if (rc == SHALE_OK) rc = each_row(t, &c, sum_row);
+  if (rc == SHALE_OK && c.sum != index) rc = SHALE_CORRUPT_VTAB;
+  return rc;
+}
+
+int fts3_write_command(Fts3Table *t, const char *cmd) {
+  size_t n = strlen(cmd);
+  if (n == 7 && !util_strnicmp(cmd, "rebuild", 7)) return cmd_rebuild(t);
+  if (n == 15 && !util_strnicmp(cmd, "integrity-check", 15)) return cmd_integrity(t);
+  if (n > 6 && !util_strnicmp(cmd, "merge=", 6)) return cmd_merge(t, cmd + 6);
+  if (n > 10 && !util_strnicmp(cmd, "automerge=", 10)) return cmd_automerge(t, cmd + 10);
+  return sql_error(t);
 }
