@@ -28,59 +28,13 @@
 #include <math.h>
 #include <string.h>
 
-#define TAB_ROWS 1048576.0  /* rows assumed in a table */
-#define LOOKUP 5.0          /* cost of one seek / rowid lookup */
-#define ROW_TABLE 3.0       /* cost of reading one table row in a scan */
-#define ROW_INDEX 2.0       /* cost of reading one index entry */
-#define ROW_LOOKUP_STAT 2.5 /* a row lookup from an index search on a table with statistics */
+#define TAB_EST 200 /* LogEst of the rows assumed in a table (1048576) */
 
 static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
 
-/* Rows in a table: its sqlite_stat1 count, else TAB_ROWS. As SQLite, a
- * table with an index that has no statistics counts at least ~955 rows
- * (its default index estimates raise the table's to LogEst 99). */
-static double table_rows(const Table *tab) {
-  if (!tab || !tab->has_stat) return TAB_ROWS;
-  double n = tab->stat_rows > 1 ? (double)tab->stat_rows : 1;
-  if (n < 955)
-    for (const Index *x = tab->indexes; x; x = x->next)
-      if (x->nstat == 0) return 955;
-  return n;
-}
+/* ---- LogEst arithmetic (SQLite's sqlite3LogEst / LogEstAdd / estLog) ---- */
 
-/* Rows of item it: a subquery's estimate, else its table's. */
-static double item_rows(const PlanItem *it) {
-  if (it->is_sub) return it->sub_rows >= 1 ? it->sub_rows : TAB_ROWS;
-  return table_rows(it->tab);
-}
-
-/* Entries of an index: its statistics' count (a partial index's own),
- * else the table's rows. */
-static double index_rows(const Index *idx, double N) {
-  if (idx->nstat > 0) return idx->stat[0] > 1 ? (double)idx->stat[0] : 1;
-  return N;
-}
-
-/* Rows per distinct value of the first neq key columns (neq >= 1): the
- * statistics when present, else 10 halved per extra column. */
-static double eq_rows(const Index *idx, int neq) {
-  if (idx->nstat > neq) return idx->stat[neq] > 1 ? (double)idx->stat[neq] : 1;
-  double rows = 10;
-  for (int q = 1; q < neq; q++) rows /= 2;
-  return rows < 1 ? 1 : rows;
-}
-
-/* ---- row widths (SQLite's szEst / szTabRow / szIdxRow) ----
- *
- * SQLite estimates a column's size from its declared type (an integer is
- * 1): TEXT, CLOB, BLOB 5; CHAR(k)/VARCHAR(k)/BLOB(k) k/4 + 1; other TEXT or
- * BLOB affinity types without a size 1; numeric types and no type 1. A row
- * is the LogEst of 4x the sum (a rowid table without an INTEGER PRIMARY
- * KEY adds 1); an index row sums its columns, rowid included. A full scan
- * of a covering index is weighed only when its row is narrower. */
-
-/* SQLite's LogEst: 10 * log2(x), in integers. */
-static int log_est(uint64_t x) {
+PlanLogEst plan_logest(uint64_t x) {
   static const int a[] = {0, 2, 3, 5, 6, 7, 8, 9};
   int y = 40;
   if (x < 8) {
@@ -99,8 +53,77 @@ static int log_est(uint64_t x) {
       x >>= 1;
     }
   }
-  return a[x & 7] + y - 10;
+  return (PlanLogEst)(a[x & 7] + y - 10);
 }
+
+PlanLogEst plan_logest_add(PlanLogEst a, PlanLogEst b) {
+  /* what adding the smaller adds to the larger, by their difference */
+  static const uint8_t x[] = {10, 10, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 4,
+                              4,  4,  4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2};
+  if (a < b) {
+    PlanLogEst t = a;
+    a = b;
+    b = t;
+  }
+  if (a > b + 49) return a;
+  if (a > b + 31) return (PlanLogEst)(a + 1);
+  return (PlanLogEst)(a + x[a - b]);
+}
+
+/* LogEst of a double (SQLite's sqlite3LogEstFromDouble). */
+static PlanLogEst est_from_double(double x) {
+  if (!(x > 1)) return 0;
+  if (x <= 2000000000.0) return plan_logest((uint64_t)x);
+  int e;
+  (void)frexp(x, &e);
+  return (PlanLogEst)(e * 10 > 32767 ? 32767 : e * 10);
+}
+
+/* The LogEst of log2(N) for a LogEst N, no less than 0 (SQLite's estLog:
+ * the cost of one seek into a b-tree of N rows). */
+static PlanLogEst est_log(PlanLogEst n) {
+  return n <= 10 ? 0 : (PlanLogEst)(plan_logest((uint64_t)n) - 33);
+}
+
+/* Rows in a table (LogEst): its sqlite_stat1 count, else TAB_EST. As
+ * SQLite, a table with an index that has no statistics counts at least
+ * LogEst 99 (~1000: sqlite3DefaultRowEst raises the table's estimate). */
+static PlanLogEst table_est(const Table *tab) {
+  if (!tab || !tab->has_stat) return TAB_EST;
+  PlanLogEst n = plan_logest(tab->stat_rows);
+  if (n < 99)
+    for (const Index *x = tab->indexes; x; x = x->next)
+      if (x->nstat == 0) return 99;
+  return n;
+}
+
+/* Rows of item it: a subquery's estimate, else its table's. */
+static PlanLogEst item_est(const PlanItem *it) {
+  if (it->is_sub) return it->sub_rows >= 0 ? it->sub_rows : TAB_EST;
+  return table_est(it->tab);
+}
+
+/* SQLite's aiRowLogEst[j] of idx: j = 0 its entries, j >= 1 the entries
+ * per distinct value of its first j key columns. From sqlite_stat1 when it
+ * has statistics, else sqlite3DefaultRowEst's guesses: the table's rows
+ * (half for a partial index), then 10, 9, 8, 7, 6 rows and 5 for further
+ * columns; a UNIQUE index's full key 1. */
+static PlanLogEst idx_est(const Index *idx, PlanLogEst tab_est, int j) {
+  static const PlanLogEst dflt[] = {33, 32, 30, 28, 26};
+  if (idx->nstat > j) return plan_logest(idx->stat[j]);
+  if (j == 0) return (PlanLogEst)(idx->where ? tab_est - 10 : tab_est);
+  if (idx->unique && j >= idx->nkey) return 0;
+  return j <= 5 ? dflt[j - 1] : 23;
+}
+
+/* ---- row widths (SQLite's szEst / szTabRow / szIdxRow) ----
+ *
+ * SQLite estimates a column's size from its declared type (an integer is
+ * 1): TEXT, CLOB, BLOB 5; CHAR(k)/VARCHAR(k)/BLOB(k) k/4 + 1; other TEXT or
+ * BLOB affinity types without a size 1; numeric types and no type 1. A row
+ * is the LogEst of 4x the sum (a rowid table without an INTEGER PRIMARY
+ * KEY adds 1); an index row sums its columns, rowid included. A full scan
+ * of a covering index is weighed only when its row is narrower. */
 
 static int col_size_est(const Column *c) {
   const char *z = c->type;
@@ -132,7 +155,7 @@ static int table_width(const Table *tab) {
   uint64_t w = 0;
   for (int c = 0; c < tab->ncol; c++) w += (uint64_t)col_size_est(&tab->cols[c]);
   if (tab->rowid_alias < 0 || tab->without_rowid) w++;
-  return log_est(w * 4);
+  return plan_logest(w * 4);
 }
 
 static int index_width(const Table *tab, const Index *idx) {
@@ -142,7 +165,7 @@ static int index_width(const Table *tab, const Index *idx) {
     w += c >= 0 && c < tab->ncol ? (uint64_t)col_size_est(&tab->cols[c]) : 1;
   }
   if (!tab->without_rowid && idx->ncol == idx->nkey) w++; /* the rowid suffix */
-  return log_est(w * 4);
+  return plan_logest(w * 4);
 }
 
 /* The indexes of tab in SQLite's list order (the order it tries them, so
@@ -705,17 +728,26 @@ static int covers(const PlanItem *it, const Index *idx) {
   return 1;
 }
 
-static double log2n(double n) { return n > 1 ? log2(n) : 0; }
-
-/* Cost of one seek into a b-tree of n rows (SQLite's rLogSize: the
- * logarithm of the size, no less than 1). */
-static double seek_cost(double n) {
-  double l = log2n(n);
-  return l > 1 ? l : 1;
+/* Cost of the sorter when the loops deliver the first k of the n terms of
+ * the order (SQLite's whereSortingCost): rows times log rows of the rows
+ * sorted (pl->sort_rows: the estimate of the query's rows, SQLite's
+ * nRowEst), scaled by the share of terms left; the result columns are
+ * taken as at most 30 (nCol LogEst 10) and a DISTINCT sort as keeping
+ * half the rows. */
+static PlanLogEst sort_est(const Planner *pl, int k, int n) {
+  PlanLogEst rows = pl->sort_rows > 0 ? pl->sort_rows : 0;
+  int c = rows + 10;
+  if (k > 0 && k < n) c += plan_logest((uint64_t)((n - k) * 100 / n)) - 66;
+  if (pl->distinct && rows > 10) rows -= 10;
+  c += est_log(rows);
+  return (PlanLogEst)c;
 }
 
-/* Cost of the sorter for n rows. */
-static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
+/* A cost plus the sorter's for k of n terms delivered, and SQLite's small
+ * penalty (3) that favours plans needing no sort. */
+static PlanLogEst with_sort(const Planner *pl, PlanLogEst cost, int k, int n) {
+  return (PlanLogEst)(plan_logest_add(cost, sort_est(pl, k, n)) + 3);
+}
 
 /* May term t hold ORDER BY term e (a column of t's item) constant? Its
  * collation must be the ORDER BY's, or rows equal under it may still
@@ -966,16 +998,16 @@ static int chain_order(const Planner *pl, const PlanLevel *lv, int n, SqlExprLis
   return ob && ob->n > 0 && chain_walk(pl, lv, n, ob, groupby, &settled, revmask, &live) == ob->n;
 }
 
-/* Cost of sorting rows that the loops lv[0..n) do not deliver in ob's
- * order: with a prefix of an ORDER BY delivered only the rest is sorted, in
- * runs, as SQLite's whereSortingCost scales it (by the share of the terms
- * left). A GROUP BY, or a caller that sorts in full anyway (no
- * PLAN_ORDER_PREFIX), pays the whole sort. */
-static double sort_part(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
-                        double rows) {
+/* cost plus the sorting of the rows that the loops lv[0..n) do not
+ * deliver in ob's order: with a prefix of an ORDER BY delivered only the
+ * rest is sorted, in runs, as SQLite's whereSortingCost scales it (by the
+ * share of the terms left). A GROUP BY, or a caller that sorts in full
+ * anyway (no PLAN_ORDER_PREFIX), pays the whole sort. */
+static PlanLogEst sort_part(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob,
+                            int groupby, PlanLogEst cost) {
   uint64_t rev;
   int k = groupby || !pl->prefix ? 0 : chain_prefix(pl, lv, n, ob, groupby, &rev);
-  return sort_cost(rows) * (double)(ob->n - k) / ob->n;
+  return with_sort(pl, cost, k, ob->n);
 }
 
 /* After the choice: the loops deliver ob together when level 0 alone does
@@ -996,8 +1028,6 @@ static void finish_order(const Planner *pl, Plan *out, SqlExprList *ob, int grou
     }
   }
 }
-
-static double in_count(const PlanTerm *t);
 
 /* Is e an integer literal between -1 and 1 (SQLite's sqlite3ExprIsInteger
  * test in its truth heuristic)? */
@@ -1024,18 +1054,19 @@ static uint64_t level_prereq(const Planner *pl, const PlanLevel *L) {
   return m;
 }
 
+#define NO_ADJUST INT16_MIN /* residual: the path's rows are not adjusted */
+
 /* Rows left after the terms on item i the path does not use, as SQLite's
- * whereLoopOutputAdjust guesses without likelihood(): each such term keeps
- * 93% (LogEst -1), and an equality (= or IS) caps the rows at a quarter of
- * the table's (half when compared with -1, 0 or 1). As SQLite, only terms
- * that read no item beyond the path's own prerequisites count: a join term
- * never reduces the rows of a scan (its estimate holds whatever is looped
- * outside it). */
-static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
-  uint64_t have = (level_prereq(pl, L) & avail) | bit(L->item);
-  const PlanItem *it = &pl->items[L->item];
-  double N = item_rows(it);
-  double cap = N;
+ * whereLoopOutputAdjust guesses without likelihood(): each such term
+ * takes LogEst 1 off (93%), and an equality (= or IS) caps the rows at
+ * the index's (or table's) nrow less 20 (a quarter; 10, half, when
+ * compared with -1, 0 or 1). As SQLite, only terms that read no item
+ * beyond the path's own prerequisites count: a join term never reduces
+ * the rows of a scan (its estimate holds whatever is looped outside it). */
+static PlanLogEst residual(const Planner *pl, const PlanLevel *L, PlanLogEst nout,
+                           PlanLogEst nrow) {
+  uint64_t have = level_prereq(pl, L) | bit(L->item);
+  int reduce = 0, n = nout;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
     if (t->parent >= 0 || !(t->mask & bit(L->item)) || (t->mask & ~have)) continue;
@@ -1047,20 +1078,94 @@ static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, do
     if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
     if (L->kind == PLAN_OR && L->or_term == i) used = 1;
     if (used) continue;
-    rows *= 0.933; /* LogEst -1 */
+    n--;
     if (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) {
-      double k = t->expr->op == SQL_E_BINARY && small_int(t->expr->b) ? 0.5 : 0.25;
-      if (N * k < cap) cap = N * k;
+      int k = small_int(t->value) ? 10 : 20;
+      if (reduce < k) reduce = k;
     }
   }
-  if (rows > cap) rows = cap;
-  return rows < 1 ? 1 : rows;
+  if (n > nrow - reduce) n = nrow - reduce;
+  return (PlanLogEst)n;
 }
 
-static double in_count(const PlanTerm *t) {
-  if (t->op != PLAN_OP_IN) return 1;
-  if (t->value->list) return t->value->list->n > 0 ? t->value->list->n : 1;
-  return 25;
+/* The LogEst of the values of an IN term (a list's length, 25 for a
+ * subquery: SQLite's guess), 0 for another term. */
+static PlanLogEst in_est(const PlanTerm *t) {
+  if (t->op != PLAN_OP_IN) return 0;
+  if (t->value->list) return plan_logest((uint64_t)t->value->list->n);
+  return 46;
+}
+
+/* The rows of nout left by range bounds lo / hi (-1: none), as SQLite's
+ * whereRangeScanEst without STAT4: each bound keeps a quarter, both
+ * another quarter (1/64 in all), no fewer than LogEst 10, always fewer
+ * than nout. */
+static PlanLogEst range_est(PlanLogEst nout, int lo, int hi) {
+  int nb = (lo >= 0) + (hi >= 0);
+  int n = nout - 20 * nb - (nb == 2 ? 20 : 0);
+  if (n < 10) n = 10;
+  return (PlanLogEst)(n < nout - nb ? n : nout - nb);
+}
+
+/* The cost of a path at a position where outer rows (LogEst) are looped
+ * outside it (SQLite's rSetup + nRow * rRun). */
+static PlanLogEst run_cost(const PlanLevel *L, PlanLogEst outer) {
+  return plan_logest_add(L->rsetup, (PlanLogEst)(L->rrun + outer));
+}
+
+/* Is a better than b: lower cost, then fewer rows, then a lower cost
+ * before the sort (SQLite's solver compares (rCost, nRow, rUnsorted)); a
+ * tie keeps b, the earlier candidate, as SQLite does. */
+static int better(PlanLogEst acost, PlanLogEst arows, PlanLogEst aun, PlanLogEst bcost,
+                  PlanLogEst brows, PlanLogEst bun) {
+  if (acost != bcost) return acost < bcost;
+  if (arows != brows) return arows < brows;
+  return aun < bun;
+}
+
+/* The cost before the sort as SQLite's solver keeps it (rUnsorted): a plan
+ * that needs no sort counts LogEst 2 less (its slight bias for them). */
+static PlanLogEst unsorted(PlanLogEst cost, int sorted) {
+  return (PlanLogEst)(sorted ? cost : cost - 2);
+}
+
+/* Consider a candidate; keep it in *best when cheaper. nrow: the rows of
+ * the table or index the terms it does not use are capped at (NO_ADJUST:
+ * none). orows: the rows looped outside (LogEst). */
+static void consider(const Planner *pl, PlanLevel *cand, PlanLogEst nrow, PlanLogEst orows,
+                     SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
+  if (nrow != NO_ADJUST) cand->nout = residual(pl, cand, cand->nout, nrow);
+  int rev = 0, ord = 0;
+  PlanLogEst cost = run_cost(cand, orows);
+  if (pl->chain_ob && pl->cur_group < 0) {
+    /* only paths that continue the order of the loops outside; the sort
+     * they save is counted once the loops are complete */
+    int distinct, k = order_run(pl, cand, pl->chain_ob, pl->chain_k, groupby, pl->chain_settled,
+                                &rev, &distinct);
+    if (k < pl->chain_ob->n && !distinct) return;
+    PlanLogEst bc = best->kind >= 0 ? run_cost(best, orows) : 0;
+    if (best->kind < 0 || better(cost, cand->nout, cost, bc, best->nout, bc)) {
+      *best = *cand;
+      best->reverse = 0;
+      *best_order = 0;
+    }
+    return;
+  }
+  PlanLogEst un = cost, bcost = best->kind >= 0 ? run_cost(best, orows) : 0, bun = bcost;
+  if (outer && ob) {
+    ord = order_ok(pl, cand, ob, groupby, &rev);
+    if (!ord) cost = sort_part(pl, cand, 1, ob, groupby, cost);
+    un = unsorted(un, !ord);
+    if (best->kind >= 0) {
+      if (!*best_order) bcost = sort_part(pl, best, 1, ob, groupby, bcost);
+      bun = unsorted(bun, !*best_order);
+    }
+  }
+  if (best->kind < 0 || better(cost, cand->nout, un, bcost, best->nout, bun)) {
+    *best = *cand;
+    best->reverse = (uint8_t)(ord && rev);
+    *best_order = ord;
+  }
 }
 
 /* Find the range terms on column j of idx (idx NULL: rowid). */
@@ -1080,46 +1185,15 @@ static void find_range(const Planner *pl, int i, uint64_t avail, const Index *id
   }
 }
 
-/* Consider a candidate; keep it in *best when cheaper. */
-static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExprList *ob,
-                     int groupby, int outer, PlanLevel *best, int *best_order) {
-  cand->rows = residual(pl, cand, avail, cand->rows);
-  int rev = 0, ord = 0;
-  double cost = cand->cost;
-  if (pl->chain_ob && pl->cur_group < 0) {
-    /* only paths that continue the order of the loops outside; the sort
-     * they save is counted once the loops are complete */
-    int distinct, k = order_run(pl, cand, pl->chain_ob, pl->chain_k, groupby, pl->chain_settled,
-                                &rev, &distinct);
-    if (k < pl->chain_ob->n && !distinct) return;
-    if (best->kind < 0 || cost < best->cost) {
-      *best = *cand;
-      best->reverse = 0;
-      *best_order = 0;
-    }
-    return;
-  }
-  if (outer && ob) {
-    ord = order_ok(pl, cand, ob, groupby, &rev);
-    if (!ord) cost += sort_part(pl, cand, 1, ob, groupby, cand->rows);
-  }
-  double bcost = best->cost;
-  if (outer && ob && !*best_order && best->kind >= 0)
-    bcost += sort_part(pl, best, 1, ob, groupby, best->rows);
-  if (best->kind < 0 || cost < bcost) {
-    *best = *cand;
-    best->reverse = (uint8_t)(ord && rev);
-    *best_order = ord;
-  }
-}
-
-static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
-                      int groupby, int outer, PlanLevel *best, int *best_order);
+static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
+                      SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order);
 
 /* MULTI-INDEX OR: for each OR term on item i whose every disjunct has an
- * index (or rowid) path, a path through all of them. */
-static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, int groupby,
-                    int outer, PlanLevel *best, int *best_order) {
+ * index (or rowid) path, a path through all of them: as SQLite's
+ * whereLoopAddOr, the sum of the disjuncts' costs and rows, and LogEst 1
+ * more cost (so it never ties its dearest disjunct). */
+static void or_path(const Planner *pl, int i, uint64_t avail, PlanLogEst orows, SqlExprList *ob,
+                    int groupby, int outer, PlanLevel *best, int *best_order) {
   Planner *mpl = (Planner *)pl; /* cur_group is scratch state of the search */
   for (int ti = 0; ti < pl->nterm; ti++) {
     const PlanTerm *t = &pl->terms[ti];
@@ -1136,16 +1210,16 @@ static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, i
       return;
     }
     int k = 0, ok = 1;
-    double rows = 0, cost = 0;
+    PlanLogEst rows = 0, cost = 0;
     for (int g = 0; g < pl->ngroup && ok; g++) {
       if (pl->group_or[g] != ti) continue;
       int ord;
       mpl->cur_group = g;
-      best_path(pl, i, avail, 1, NULL, 0, 0, &subs[k], &ord);
+      best_path(pl, i, avail, 0, NULL, 0, 0, &subs[k], &ord);
       mpl->cur_group = -1;
       if (subs[k].kind < 0 || subs[k].kind == PLAN_SCAN) ok = 0;
-      rows += subs[k].rows;
-      cost += subs[k].cost;
+      rows = k ? plan_logest_add(rows, subs[k].nout) : subs[k].nout;
+      cost = k ? plan_logest_add(cost, subs[k].rrun) : subs[k].rrun;
       k++;
     }
     if (!ok) continue;
@@ -1157,21 +1231,23 @@ static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, i
     c.nsub = nsub;
     c.sub = subs;
     c.or_term = ti;
-    c.rows = rows;
-    c.cost = cost + rows; /* sub-path costs include the row lookups */
-    consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    c.nout = rows;
+    c.rrun = (PlanLogEst)(cost + 1);
+    consider(pl, &c, NO_ADJUST, orows, ob, groupby, outer, best, best_order);
   }
 }
 
 /* An automatic index on the join columns of item i (an inner loop that
- * would otherwise scan), built once per run of the loops. */
-static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
-                      int groupby, int outer, PlanLevel *best, int *best_order) {
+ * would otherwise scan), built once per run of the loops: SQLite's costs
+ * (a build of N log N times 7, or a half for a subquery; 20 rows per
+ * lookup), never for a loop run fewer than LogEst 3 times. */
+static void auto_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
+                      SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = item_rows(it);
+  PlanLogEst N = item_est(it);
   PlanLevel c;
-  if (pl->no_auto) return;
+  if (pl->no_auto || outer_rows < 3) return;
   if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
       !tab->has_generated) {
     memset(&c, 0, sizeof c);
@@ -1188,26 +1264,89 @@ static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_row
       if (!dup) c.eq[c.neq++] = k;
     }
     if (c.neq > 0) {
-      double rows = 10;
-      for (int q = 1; q < c.neq; q++) rows /= 2;
-      if (rows < 1) rows = 1;
-      c.rows = rows;
+      PlanLogEst rlog = est_log(N);
+      int setup = rlog + N + (it->is_sub ? -10 : 28);
+      c.rsetup = (PlanLogEst)(setup > 0 ? setup : 0);
+      c.nout = 43;
+      c.rrun = plan_logest_add(rlog, 43);
       c.covering = 1;
-      /* dearer than a real index (SQLite prefers one), far cheaper than a scan */
-      c.cost = LOOKUP + rows * (ROW_INDEX + LOOKUP) +
-               N * (ROW_TABLE + 2 * LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      consider(pl, &c, NO_ADJUST, outer_rows, ob, groupby, outer, best, best_order);
     }
   }
 }
 
+/* An index loop weighed so far for an item (the WHERE_INDEXED loops
+ * SQLite's whereLoopAdjustCost compares): its costs, the terms it uses
+ * and whether it covers. */
+typedef struct Seen {
+  PlanLogEst rrun, nout;
+  uint8_t cov;
+  int nterm;
+  int terms[10];
+} Seen;
+
+#define MAX_SEEN 32
+
+/* SQLite's whereLoopCheaperProperSubset: x uses a proper subset of y's
+ * terms yet costs no more or returns no more rows (and covers only if y
+ * does). */
+static int cheaper_subset(const Seen *x, const Seen *y) {
+  if (x->nterm >= y->nterm) return 0;
+  if (x->rrun > y->rrun && x->nout > y->nout) return 0;
+  for (int i = 0; i < x->nterm; i++) {
+    int j = 0;
+    while (j < y->nterm && y->terms[j] != x->terms[i]) j++;
+    if (j == y->nterm) return 0;
+  }
+  return !(x->cov && !y->cov);
+}
+
+/* Weigh index loop c (its rows capped at nrow by the terms it does not
+ * use), first adjusted against the index loops weighed before it as
+ * SQLite's whereLoopAdjustCost does: a loop using a proper superset of
+ * another's terms costs no more and returns fewer rows than it; one using
+ * a proper subset, no less and more. */
+static void index_candidate(const Planner *pl, PlanLevel *c, int cov, PlanLogEst nrow, Seen *seen,
+                            int *nseen, PlanLogEst orows, SqlExprList *ob, int groupby, int outer,
+                            PlanLevel *best, int *best_order) {
+  c->nout = residual(pl, c, c->nout, nrow);
+  Seen me;
+  me.rrun = c->rrun;
+  me.nout = c->nout;
+  me.cov = (uint8_t)cov;
+  me.nterm = 0;
+  int ok = c->neq + (c->lo >= 0) + (c->hi >= 0) <= 10;
+  for (int j = 0; ok && j < c->neq; j++) me.terms[me.nterm++] = c->eq[j];
+  if (ok && c->lo >= 0) me.terms[me.nterm++] = c->lo;
+  if (ok && c->hi >= 0) me.terms[me.nterm++] = c->hi;
+  for (int k = 0; ok && k < *nseen; k++) {
+    const Seen *p = &seen[k];
+    if (cheaper_subset(p, &me)) {
+      if (p->rrun < me.rrun) me.rrun = p->rrun;
+      if (p->nout - 1 < me.nout) me.nout = (PlanLogEst)(p->nout - 1);
+    } else if (cheaper_subset(&me, p)) {
+      if (p->rrun > me.rrun) me.rrun = p->rrun;
+      if (p->nout + 1 > me.nout) me.nout = (PlanLogEst)(p->nout + 1);
+    }
+  }
+  c->rrun = me.rrun;
+  c->nout = me.nout;
+  consider(pl, c, NO_ADJUST, orows, ob, groupby, outer, best, best_order);
+  if (ok && *nseen < MAX_SEEN) seen[(*nseen)++] = me;
+}
+
 /* The best access path for item i given the items in avail are looped
- * outside it. outer: i is the outermost loop (ORDER BY can be delivered). */
-static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
-                      int groupby, int outer, PlanLevel *best, int *best_order) {
+ * outside it (outer_rows of them, LogEst). outer: i is the outermost loop
+ * (ORDER BY can be delivered). The costs are SQLite's (whereLoopAddBtree,
+ * whereLoopAddBtreeIndex), in LogEst: a full scan N + 16 (3 per row); a
+ * search log N for the seek, then per row 1 + 15 * (index row width /
+ * table row width) in the index and 16 for the table row when the index
+ * does not cover; an IN multiplies by its values. */
+static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
+                      SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = item_rows(it);
+  PlanLogEst N = item_est(it);
   PlanLevel c;
   memset(best, 0, sizeof *best);
   best->kind = -1;
@@ -1220,8 +1359,13 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     for (int k = 0; k < it->nvpath; k++) {
       const PlanVpath *vp = &it->vpath[k];
       if (vp->prereq & ~avail) continue;
-      double cost = vp->cost + (outer && ob && !vp->order ? sort_cost(vp->rows) : 0);
-      double bcost = best->cost + (outer && ob && !*best_order ? sort_cost(best->rows) : 0);
+      PlanLogEst vcost = est_from_double(vp->cost);
+      PlanLogEst cost = (PlanLogEst)(vcost + outer_rows), bcost = 0;
+      if (outer && ob && !vp->order) cost = with_sort(pl, cost, 0, ob->n);
+      if (best->kind >= 0) {
+        bcost = run_cost(best, outer_rows);
+        if (outer && ob && !*best_order) bcost = with_sort(pl, bcost, 0, ob->n);
+      }
       /* a tie goes to the path needing fewer items (SQLite's whereLoopInsert) */
       if (best->kind >= 0 &&
           (cost > bcost ||
@@ -1230,34 +1374,40 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
         continue;
       c.kind = PLAN_VTAB;
       c.vpath = k;
-      c.rows = vp->rows;
-      c.cost = vp->cost;
+      c.nout = plan_logest(vp->rows > 1 ? (uint64_t)vp->rows : 1);
+      c.rrun = vcost;
       *best = c;
       *best_order = outer && ob && vp->order;
     }
     if (best->kind < 0) { /* none usable here: a last resort (the caller reports it) */
       c.kind = PLAN_VTAB;
       c.vpath = -1;
-      c.rows = 1e30;
-      c.cost = 1e30;
+      c.nout = 30000;
+      c.rrun = 30000;
       *best = c;
     }
     return;
   }
-  /* full scan */
+  int st = tab ? table_width(tab) : 1;
+  if (st <= 0) st = 1;
+  /* full scan (of a WITHOUT ROWID table: its PRIMARY KEY's, weighed in
+   * the place SQLite's index list gives it, unless INDEXED BY skips it) */
   c.kind = PLAN_SCAN;
-  c.rows = N;
-  c.cost = N * ROW_TABLE;
+  c.nout = N;
+  c.rrun = (PlanLogEst)(N + 16);
+  int pk_scan_later = tab && tab->without_rowid && !it->indexed_by;
   if (tab && tab->without_rowid) {
     c.idx = tab->pk_index;
     c.is_pk = 1;
+    c.rrun = (PlanLogEst)(N + 1 + (15 * index_width(tab, tab->pk_index)) / st);
   }
-  if (!sub) consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+  if (!sub && !pk_scan_later) consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
   if (!tab) return;
   if (it->is_sub) {
     if (it->auto_ok) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
     return;
   }
+  PlanLogEst rlog = est_log(N);
   /* rowid paths */
   if (!tab->without_rowid && !it->indexed_by) {
     for (int k = 0; k < pl->nterm; k++) {
@@ -1270,9 +1420,9 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.kind = PLAN_ROWID_EQ;
       c.neq = 1;
       c.eq[0] = k;
-      c.rows = in_count(t);
-      c.cost = in_count(t) * (seek_cost(N) + ROW_TABLE);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      c.nout = in_est(t);
+      c.rrun = (PlanLogEst)(plan_logest_add(rlog, 16) + in_est(t));
+      consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
       break;
     }
     int lo, hi;
@@ -1283,14 +1433,15 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.kind = PLAN_ROWID_RANGE;
       c.lo = lo;
       c.hi = hi;
-      c.rows = N / ((lo >= 0 && hi >= 0) ? 16 : 4);
-      c.cost = seek_cost(N) + c.rows * ROW_TABLE;
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      c.nout = range_est(N, lo, hi);
+      c.rrun = plan_logest_add(rlog, (PlanLogEst)(c.nout + 16));
+      consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
     }
   }
   /* indexes */
   const Index *order[64];
-  int norder = sqlite_index_order(tab, order, 64);
+  int norder = sqlite_index_order(tab, order, 64), nseen = 0;
+  Seen seen[MAX_SEEN];
   for (int oi = 0; oi < norder; oi++) {
     const Index *idx = order[oi];
     if (it->not_indexed && idx != tab->pk_index) continue;
@@ -1309,8 +1460,10 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.is_pk = (uint8_t)is_pk;
     c.covering = (uint8_t)(cov && !is_pk);
     c.lo = c.hi = -1;
-    double nseek = 1;
-    int all_eq = 1;
+    PlanLogEst rsize = idx_est(idx, N, 0), irlog = est_log(rsize);
+    int nin = 0, nnull = 0;
+    int pin[PLAN_MAX_EQ + 1], pnull[PLAN_MAX_EQ + 1]; /* nin, nnull of each prefix */
+    pin[0] = pnull[0] = 0;
     int j = 0;
     for (; j < idx->nkey && j < PLAN_MAX_EQ; j++) {
       int found = -1;
@@ -1327,9 +1480,20 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
         }
       }
       if (found < 0) break;
+      const PlanTerm *ft = &pl->terms[found];
+      if (ft->op == PLAN_OP_IN && idx->nstat > 0 && irlog >= 10) {
+        /* SQLite: with statistics, an IN whose values cost more to seek
+         * than the rows they select to scan is tested on the rows instead
+         * (M log K < K log N), unless no IN precedes it (a seek-scan) */
+        PlanLogEst k = in_est(ft);
+        int x = idx_est(idx, N, j) + est_log(k) + 10 - (k + irlog);
+        if (x < 0 && nin >= 2) break;
+      }
       c.eq[j] = found;
-      if (pl->terms[found].op != PLAN_OP_EQ && pl->terms[found].op != PLAN_OP_IN) all_eq = 0;
-      nseek *= in_count(&pl->terms[found]);
+      nin += in_est(ft);
+      if (ft->op == PLAN_OP_ISNULL) nnull++;
+      pin[j + 1] = nin;
+      pnull[j + 1] = nnull;
     }
     c.neq = j;
     int lo = -1, hi = -1;
@@ -1338,50 +1502,46 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       find_range(pl, i, avail, idx, rj, &lo, &hi);
     c.lo = lo;
     c.hi = hi;
+    int si = index_width(tab, idx);
     if (c.neq == 0 && lo < 0 && hi < 0) {
       /* a full index scan: for order, or because it covers and its rows
        * are narrower than the table's (SQLite's rule); each entry costs
-       * in proportion to the widths, as SQLite's rSize + 1 + 15 * szIdx /
-       * szTab against a table scan's rSize + 16 */
+       * 1 + 15 * szIdx / szTab, 16 more for the table row when the index
+       * does not cover */
       c.kind = PLAN_SCAN;
-      double NI = index_rows(idx, N);
-      c.rows = NI;
-      if (is_pk || sub) continue; /* the plain scan above */
-      int st = table_width(tab), si = index_width(tab, idx);
+      c.nout = rsize;
+      if (sub) continue;
       int narrow = si < st || tab->without_rowid || idx->where || it->indexed_by;
-      if (!(cov && narrow) && !(outer && ob)) continue;
-      double per = ROW_TABLE * pow(2.0, (1 + (15 * si) / (st > 0 ? st : 1) - 16) / 10.0);
-      c.cost = NI * (cov ? per : per + ROW_TABLE);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      if (!is_pk && !(cov && narrow) && !(outer && ob)) continue;
+      c.rrun = (PlanLogEst)(rsize + 1 + (15 * si) / st);
+      if (!cov) c.rrun = plan_logest_add(c.rrun, (PlanLogEst)(rsize + 16));
+      index_candidate(pl, &c, cov, rsize, seen, &nseen, outer_rows, ob, groupby, outer, best,
+                      best_order);
       continue;
     }
     ((Table *)tab)->stats_used = 1; /* invariant 5: PRAGMA optimize's hint */
-    double rows;
-    if (c.neq == idx->nkey && idx->unique && all_eq)
-      rows = 1;
-    else if (c.neq > 0)
-      rows = eq_rows(idx, c.neq);
-    else
-      rows = index_rows(idx, N);
-    if (lo >= 0 && hi >= 0)
-      rows /= 16;
-    else if (lo >= 0 || hi >= 0)
-      rows /= 4;
-    if (rows < 1) rows = 1;
-    rows *= nseek;
-    c.rows = rows;
-    /* with statistics a row lookup costs less than a seek (SQLite's model:
-     * a half-table index search still beats a scan); each key column a
-     * range search (or, with statistics, any search) leaves unused costs a
-     * little: of equally selective indexes the narrower wins, as SQLite's
-     * index-width term decides */
-    double look = tab->has_stat ? ROW_LOOKUP_STAT : LOOKUP;
-    c.cost = nseek * seek_cost(N) + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
-    if (tab->has_stat || c.neq == 0) c.cost += rows * 0.05 * (idx->nkey - c.neq);
-    consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    /* as SQLite, each prefix of the equality terms is a loop of its own,
+     * then the one with the range */
+    int neq = c.neq, nrng = lo >= 0 || hi >= 0;
+    for (int d = neq > 0 ? 1 : 0; d <= neq + nrng; d++) {
+      int q = d <= neq ? d : neq, rng = d > neq;
+      if (!rng && d == 0) continue;
+      PlanLevel cd = c;
+      cd.neq = q;
+      cd.lo = rng ? lo : -1;
+      cd.hi = rng ? hi : -1;
+      int nout = q > 0 ? idx_est(idx, N, q) + 10 * pnull[q] : rsize;
+      if (rng) nout = range_est((PlanLogEst)nout, lo, hi);
+      int rcost = plan_logest_add(irlog, (PlanLogEst)(nout + 1 + (15 * si) / st));
+      if (!cov) rcost = plan_logest_add((PlanLogEst)rcost, (PlanLogEst)(nout + 16));
+      cd.rrun = (PlanLogEst)(rcost + pin[q]);
+      cd.nout = (PlanLogEst)(nout + pin[q]);
+      index_candidate(pl, &cd, cov, rsize, seen, &nseen, outer_rows, ob, groupby, outer, best,
+                      best_order);
+    }
   }
   if (!sub && !tab->without_rowid && !it->not_indexed && !it->indexed_by)
-    or_path(pl, i, avail, ob, groupby, outer, best, best_order);
+    or_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
   if (!sub) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
 }
 
@@ -1394,7 +1554,7 @@ typedef struct Search {
   int n;
   PlanLevel *cur, *best;
   int cur_order, best_order;
-  double best_cost;
+  PlanLogEst best_cost, best_rows, best_un;
   int found;
 } Search;
 
@@ -1409,17 +1569,22 @@ static int may_place(const Planner *pl, int i, uint64_t placed) {
   return 1;
 }
 
-static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost);
+static void search(Search *s, int depth, uint64_t placed, PlanLogEst outer_rows, PlanLogEst cost);
 
-/* SQLite's WHERE_VIEWSCAN tuning: a full scan of a subquery, view or CTE
- * as the outermost loop counts half its cost and an eighth of its rows
- * (rCost -10, nOut -30 in LogEst), so such an item goes outside a table
- * that is no bigger. */
-static void viewscan_adjust(const Planner *pl, const PlanLevel *L, int depth, double *rows,
-                            double *cost) {
-  if (depth != 0 || L->kind != PLAN_SCAN || !pl->items[L->item].is_sub) return;
-  *rows /= 8;
-  *cost /= 2;
+/* The cost of a path after adding level L at depth (outer_rows looped
+ * outside it) and, in *rows, its rows. SQLite's WHERE_VIEWSCAN tuning: a
+ * full scan of a subquery, view or CTE as the outermost loop of a join
+ * counts LogEst 10 less cost and 30 fewer rows, so such an item goes
+ * outside a table that is no bigger. */
+static PlanLogEst step_cost(const Planner *pl, const PlanLevel *L, int depth, PlanLogEst outer_rows,
+                            PlanLogEst cost, PlanLogEst *rows) {
+  PlanLogEst lcost = run_cost(L, outer_rows);
+  *rows = (PlanLogEst)(outer_rows + L->nout);
+  if (depth == 0 && pl->nitem > 1 && L->kind == PLAN_SCAN && pl->items[L->item].is_sub) {
+    *rows = (PlanLogEst)(*rows - 30);
+    lcost = (PlanLogEst)(lcost - 10);
+  }
+  return depth == 0 ? lcost : plan_logest_add(cost, lcost);
 }
 
 static int same_path(const PlanLevel *a, const PlanLevel *b) {
@@ -1430,8 +1595,8 @@ static int same_path(const PlanLevel *a, const PlanLevel *b) {
 /* Besides item i's cheapest path at this depth (plain), its cheapest path
  * that continues the order delivered so far (ob from term k, the items of
  * settled distinct): dearer here, it may save the sort at the end. */
-static void search_chain(Search *s, int depth, int i, uint64_t placed, double outer_rows,
-                         double cost, int k, uint64_t settled, const PlanLevel *plain) {
+static void search_chain(Search *s, int depth, int i, uint64_t placed, PlanLogEst outer_rows,
+                         PlanLogEst cost, int k, uint64_t settled, const PlanLevel *plain) {
   Planner *mpl = (Planner *)s->pl; /* the chain fields are scratch state of the search */
   int ord = 0;
   mpl->chain_ob = s->ob;
@@ -1443,22 +1608,27 @@ static void search_chain(Search *s, int depth, int i, uint64_t placed, double ou
   PlanLevel *L = &s->cur[depth];
   if (L->kind < 0 || same_path(L, plain)) return;
   if (depth == 0) s->cur_order = 0;
-  double rows = L->rows, lcost = L->cost;
-  viewscan_adjust(s->pl, L, depth, &rows, &lcost);
-  search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
+  PlanLogEst rows, ncost = step_cost(s->pl, L, depth, outer_rows, cost, &rows);
+  search(s, depth + 1, placed | bit(i), rows, ncost);
 }
 
-static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost) {
+static void search(Search *s, int depth, uint64_t placed, PlanLogEst outer_rows, PlanLogEst cost) {
   const Planner *pl = s->pl;
-  if (s->found && cost >= s->best_cost) return;
+  if (s->found && cost > s->best_cost) return;
   if (depth == s->n) {
-    double total = cost;
+    PlanLogEst total = cost;
     uint64_t rev;
-    if (s->ob && !s->cur_order && !chain_order(pl, s->cur, s->n, s->ob, s->groupby, &rev))
-      total += sort_part(pl, s->cur, s->n, s->ob, s->groupby, outer_rows);
-    if (!s->found || total < s->best_cost) {
+    int sorted = 0;
+    if (s->ob && !s->cur_order && !chain_order(pl, s->cur, s->n, s->ob, s->groupby, &rev)) {
+      total = sort_part(pl, s->cur, s->n, s->ob, s->groupby, cost);
+      sorted = 1;
+    }
+    PlanLogEst un = unsorted(cost, sorted || !s->ob);
+    if (!s->found || better(total, outer_rows, un, s->best_cost, s->best_rows, s->best_un)) {
       s->found = 1;
       s->best_cost = total;
+      s->best_rows = outer_rows;
+      s->best_un = un;
       memcpy(s->best, s->cur, sizeof(PlanLevel) * (size_t)s->n);
       s->best_order = s->cur_order;
     }
@@ -1477,9 +1647,8 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
               &s->cur[depth], &ord);
     if (depth == 0) s->cur_order = ord;
     PlanLevel L = s->cur[depth];
-    double rows = L.rows, lcost = L.cost;
-    viewscan_adjust(pl, &L, depth, &rows, &lcost);
-    search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
+    PlanLogEst rows, ncost = step_cost(pl, &L, depth, outer_rows, cost, &rows);
+    search(s, depth + 1, placed | bit(i), rows, ncost);
     if (live) search_chain(s, depth, i, placed, outer_rows, cost, k, settled, &L);
   }
 }
@@ -1489,13 +1658,14 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
 #define BEAM 8
 typedef struct BeamPath {
   uint64_t placed;
-  double rows, cost;
+  PlanLogEst rows, cost;
   int order;
   int seq[64];
 } BeamPath;
 
 static int beam_cmp(const BeamPath *a, const BeamPath *b) {
-  return a->cost < b->cost ? -1 : a->cost > b->cost ? 1 : 0;
+  if (better(a->cost, a->rows, a->cost, b->cost, b->rows, b->cost)) return -1;
+  return better(b->cost, b->rows, b->cost, a->cost, a->rows, a->cost) ? 1 : 0;
 }
 
 static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
@@ -1505,7 +1675,6 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
   if (!cur || !cand) return pl->rc = SHALE_NOMEM;
   int ncur = 1;
   memset(&cur[0], 0, sizeof cur[0]);
-  cur[0].rows = 1;
   for (int d = 0; d < n; d++) {
     int ncand = 0;
     for (int k = 0; k < ncur; k++) {
@@ -1517,12 +1686,9 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
         BeamPath np = cur[k];
         np.placed |= bit(i);
         np.seq[d] = i;
-        double rows = L.rows, lcost = L.cost;
-        viewscan_adjust(pl, &L, d, &rows, &lcost);
-        np.cost += np.rows * lcost;
-        np.rows *= rows;
+        np.cost = step_cost(pl, &L, d, np.rows, np.cost, &np.rows);
         if (d == 0) np.order = ord;
-        if (d == n - 1 && ob && !np.order) np.cost += sort_cost(np.rows);
+        if (d == n - 1 && ob && !np.order) np.cost = with_sort(pl, np.cost, 0, ob->n);
         /* one path per placed set: keep the cheaper */
         int j = 0;
         while (j < ncand && cand[j].placed != np.placed) j++;
@@ -1549,63 +1715,47 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
   }
   /* replay */
   uint64_t placed = 0;
-  double rows = 1;
+  PlanLogEst rows = 0, cost = 0;
   for (int d = 0; d < n; d++) {
     int ord = 0;
     best_path(pl, cur[0].seq[d], placed, rows, d == 0 ? ob : NULL, groupby, d == 0, &out->levels[d],
               &ord);
     if (d == 0) out->order_ok = (uint8_t)ord;
     placed |= bit(cur[0].seq[d]);
-    double lrows = out->levels[d].rows, lcost = 0;
-    viewscan_adjust(pl, &out->levels[d], d, &lrows, &lcost);
-    rows *= lrows;
+    cost = step_cost(pl, &out->levels[d], d, rows, cost, &rows);
   }
   out->cost = cur[0].cost;
+  out->rows = rows;
   finish_order(pl, out, ob, groupby);
   return SHALE_OK;
 }
 
-int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
-  memset(out, 0, sizeof *out);
-  if (pl->rc) return pl->rc;
+/* One pass of the choice for order_by (NULL: none weighed). */
+static int choose_pass(Planner *pl, SqlExprList *order_by, int flags, int groupby, Plan *out) {
   int n = pl->nitem;
+  memset(out, 0, sizeof *out);
   out->nlevel = n;
-  if (n == 0) return SHALE_OK;
   out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
   PlanLevel *cur = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
   if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
-  /* 2: a GROUP BY whose terms the loops may deliver in any order */
-  int groupby = !(flags & PLAN_GROUPBY) ? 0 : (flags & PLAN_SORTBYGROUP) ? 1 : 2;
-  pl->no_auto = (flags & PLAN_NO_AUTO) != 0;
-  pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
-  if (order_by && order_by->n == 0) order_by = NULL;
   if (!(flags & PLAN_NO_REORDER) && n > 5) return beam_choose(pl, order_by, groupby, out);
   if (flags & PLAN_NO_REORDER) {
-    /* FROM order */
+    /* FROM order: each depth takes the first item it may place */
     uint64_t placed = 0;
-    double outer = 1, cost = 0;
+    PlanLogEst rows = 0, cost = 0;
     for (int d = 0; d < n; d++) {
-      int pick = -1, pick_ord = 0;
-      PlanLevel L;
-      for (int i = 0; i < n; i++) {
-        if (placed & bit(i)) continue;
-        if (!may_place(pl, i, placed)) continue;
-        int ord = 0;
-        best_path(pl, i, placed, outer, d == 0 ? order_by : NULL, groupby, d == 0, &L, &ord);
-        if (pick < 0 || L.cost * outer < out->levels[d].cost * outer - 1e-9) {
-          pick = i;
-          pick_ord = ord;
-          out->levels[d] = L;
-        }
-        if (flags & PLAN_NO_REORDER) break;
-      }
+      int pick = -1, ord = 0;
+      for (int i = 0; i < n && pick < 0; i++)
+        if (!(placed & bit(i)) && may_place(pl, i, placed)) pick = i;
       if (pick < 0) return pl->rc = SHALE_INTERNAL;
-      if (d == 0) out->order_ok = (uint8_t)pick_ord;
+      best_path(pl, pick, placed, rows, d == 0 ? order_by : NULL, groupby, d == 0, &out->levels[d],
+                &ord);
+      if (d == 0) out->order_ok = (uint8_t)ord;
       placed |= bit(pick);
-      cost += outer * out->levels[d].cost;
-      outer *= out->levels[d].rows;
+      cost = step_cost(pl, &out->levels[d], d, rows, cost, &rows);
     }
     out->cost = cost;
+    out->rows = rows;
     finish_order(pl, out, order_by, groupby);
     return SHALE_OK;
   }
@@ -1617,10 +1767,34 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   s.n = n;
   s.cur = cur;
   s.best = out->levels;
-  search(&s, 0, 0, 1, 0);
+  search(&s, 0, 0, 0, 0);
   if (!s.found) return pl->rc = SHALE_INTERNAL;
   out->order_ok = (uint8_t)s.best_order;
   out->cost = s.best_cost;
+  out->rows = s.best_rows;
   finish_order(pl, out, order_by, groupby);
   return SHALE_OK;
+}
+
+int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
+  memset(out, 0, sizeof *out);
+  if (pl->rc) return pl->rc;
+  int n = pl->nitem;
+  out->nlevel = n;
+  if (n == 0) return SHALE_OK;
+  /* 2: a GROUP BY whose terms the loops may deliver in any order */
+  int groupby = !(flags & PLAN_GROUPBY) ? 0 : (flags & PLAN_SORTBYGROUP) ? 1 : 2;
+  pl->no_auto = (flags & PLAN_NO_AUTO) != 0;
+  pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
+  pl->distinct = (flags & PLAN_DISTINCT) != 0;
+  if (order_by && order_by->n == 0) order_by = NULL;
+  pl->sort_rows = -1;
+  if (order_by) {
+    /* as SQLite's two solver passes: the rows of the best plan without
+     * the order are the rows whose sort the second pass weighs */
+    int rc = choose_pass(pl, NULL, flags, groupby, out);
+    if (rc) return rc;
+    pl->sort_rows = (PlanLogEst)(out->rows + 1);
+  }
+  return choose_pass(pl, order_by, flags, groupby, out);
 }
