@@ -476,7 +476,7 @@ static void code_value(Parse *p, PlanTerm *t, int reg) {
  * expression, its affinity and collation taken from the operands as
  * written): it tests exactly what the parent tests. */
 static int term_commuted(const WhereInfo *w, const PlanTerm *t) {
-  if (t->parent < 0) return 0;
+  if (t->parent < 0 || t->equiv) return 0;
   const PlanTerm *up = &w->pl.terms[t->parent];
   const SqlExpr *e = t->expr;
   if (e != up->expr || !e || e->op != SQL_E_BINARY || t->group != up->group) return 0;

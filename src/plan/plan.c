@@ -1776,6 +1776,84 @@ static int choose_pass(Planner *pl, SqlExprList *order_by, int flags, int groupb
   return SHALE_OK;
 }
 
+/* The collation name of column c of item (NULL = BINARY). */
+static const char *col_coll(const Planner *pl, int item, int c) {
+  const Table *tab = pl->items[item].tab;
+  return c >= 0 && c < tab->ncol ? tab->cols[c].coll : NULL;
+}
+
+static int coll_same(const char *a, const char *b) {
+  return util_stricmp(a ? a : "BINARY", b ? b : "BINARY") == 0;
+}
+
+/* Is term e "A.x = B.y" (or IS) between two columns whose values equal
+ * under it are the same values (SQLite's termIsEquivalence: the same
+ * affinity or both numeric; a BINARY comparison, or both columns of its
+ * collation)? Sets the column sides. */
+static int is_equivalence(const Planner *pl, const PlanTerm *e, int *ai, int *ac, int *bi,
+                          int *bc) {
+  if (e->parent >= 0 || e->group >= 0 || e->on_item != -1 || !e->op) return 0;
+  if (e->expr->op != SQL_E_BINARY || (e->expr->sub != TK_EQ && e->expr->sub != TK_IS)) return 0;
+  *ai = col_item(pl, e->expr->a, ac);
+  *bi = col_item(pl, e->expr->b, bc);
+  if (*ai < 0 || *bi < 0 || (*ai == *bi && *ac == *bc)) return 0;
+  if (pl->items[*ai].is_sub || pl->items[*bi].is_sub) return 0;
+  const Table *ta = pl->items[*ai].tab, *tb = pl->items[*bi].tab;
+  char fa = *ac >= 0 ? ta->cols[*ac].affinity : AFF_INTEGER;
+  char fb = *bc >= 0 ? tb->cols[*bc].affinity : AFF_INTEGER;
+  if (fa != fb && !(is_numeric_aff(fa) && is_numeric_aff(fb))) return 0;
+  if (coll_same(e->coll, NULL)) return 1;
+  return coll_same(e->coll, col_coll(pl, *ai, *ac)) && coll_same(e->coll, col_coll(pl, *bi, *bc));
+}
+
+/* SQLite's transitive constraints (whereScanNext following WO_EQUIV terms):
+ * for "A.x = B.y" and a comparison of B.y with a value that does not read
+ * A, the same comparison of A.x drives A's paths (a derived term, equiv
+ * set; its parent is still tested where it is). Chains of equalities are
+ * followed until nothing new comes. */
+static void add_equiv_terms(Planner *pl) {
+  for (int round = 0; round < 4; round++) {
+    int added = 0, n = pl->nterm;
+    for (int ei = 0; ei < n && !pl->rc; ei++) {
+      int ai, ac, bi, bc;
+      if (!is_equivalence(pl, &pl->terms[ei], &ai, &ac, &bi, &bc)) continue;
+      for (int side = 0; side < 2; side++) {
+        int to = side ? bi : ai, tc = side ? bc : ac, from = side ? ai : bi, fc = side ? ac : bc;
+        const Table *tt = pl->items[to].tab;
+        if (!tt || tt->vtab || pl->items[to].nvpath) continue;
+        for (int k = 0; k < n && pl->nterm < 4096; k++) {
+          const PlanTerm *t = &pl->terms[k];
+          if (t->item != from || t->column != fc || t->group >= 0 || t->on_item != -1) continue;
+          if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL | PLAN_OP_RANGE))) continue;
+          if (t->expr == pl->terms[ei].expr || (t->prereq & bit(to)) || !t->usable) continue;
+          if (t->expr->op != SQL_E_BINARY && t->expr->op != SQL_E_BETWEEN &&
+              t->expr->op != SQL_E_ISNULL)
+            continue;
+          if (!coll_same(t->coll, col_coll(pl, from, fc))) continue;
+          int dup = 0; /* already derived (or written) for the target column */
+          for (int q = 0; q < pl->nterm && !dup; q++) {
+            const PlanTerm *u = &pl->terms[q];
+            dup = u->item == to && u->column == tc && u->op == t->op && u->value == t->value &&
+                  u->group < 0;
+          }
+          if (dup) continue;
+          PlanTerm *d = new_term(pl);
+          if (!d) return;
+          t = &pl->terms[k];
+          *d = *t;
+          d->parent = k;
+          d->item = to;
+          d->column = tc;
+          d->col_expr = skip_collate(side ? pl->terms[ei].expr->b : pl->terms[ei].expr->a);
+          d->equiv = 1;
+          added = 1;
+        }
+      }
+    }
+    if (!added) break;
+  }
+}
+
 int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   memset(out, 0, sizeof *out);
   if (pl->rc) return pl->rc;
@@ -1788,6 +1866,8 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
   pl->distinct = (flags & PLAN_DISTINCT) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;
+  add_equiv_terms(pl);
+  if (pl->rc) return pl->rc;
   pl->sort_rows = -1;
   if (order_by) {
     /* as SQLite's two solver passes: the rows of the best plan without

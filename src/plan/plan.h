@@ -69,6 +69,9 @@ typedef struct PlanTerm {
   const char *coll;         /* comparison collation name (NULL = BINARY); caller fills */
   const Collation *collseq; /* the same collation (NULL = BINARY); caller fills */
   uint8_t usable;           /* caller: 0 if the term may not drive an index (e.g. bad collation) */
+  uint8_t equiv;            /* derived through a column equality (SQLite's WO_EQUIV): the
+                               parent's comparison on an equal column; it drives a path
+                               but never stands for its parent's test */
 } PlanTerm;
 
 /* PlanLevel.kind */
