@@ -1547,17 +1547,6 @@ static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer
 
 /* ---- join order ---- */
 
-typedef struct Search {
-  const Planner *pl;
-  SqlExprList *ob;
-  int groupby;
-  int n;
-  PlanLevel *cur, *best;
-  int cur_order, best_order;
-  PlanLogEst best_cost, best_rows, best_un;
-  int found;
-} Search;
-
 static int may_place(const Planner *pl, int i, uint64_t placed) {
   const PlanItem *it = &pl->items[i];
   if ((it->after & placed) != it->after) return 0;
@@ -1568,8 +1557,6 @@ static int may_place(const Planner *pl, int i, uint64_t placed) {
   /* an item right of a LEFT/CROSS item that must stay after it: none */
   return 1;
 }
-
-static void search(Search *s, int depth, uint64_t placed, PlanLogEst outer_rows, PlanLogEst cost);
 
 /* The cost of a path after adding level L at depth (outer_rows looped
  * outside it) and, in *rows, its rows. SQLite's WHERE_VIEWSCAN tuning: a
@@ -1592,140 +1579,151 @@ static int same_path(const PlanLevel *a, const PlanLevel *b) {
          a->hi == b->hi;
 }
 
-/* Besides item i's cheapest path at this depth (plain), its cheapest path
- * that continues the order delivered so far (ob from term k, the items of
- * settled distinct): dearer here, it may save the sort at the end. */
-static void search_chain(Search *s, int depth, int i, uint64_t placed, PlanLogEst outer_rows,
-                         PlanLogEst cost, int k, uint64_t settled, const PlanLevel *plain) {
-  Planner *mpl = (Planner *)s->pl; /* the chain fields are scratch state of the search */
-  int ord = 0;
-  mpl->chain_ob = s->ob;
-  mpl->chain_k = k;
-  mpl->chain_settled = settled;
-  best_path(s->pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
-            &s->cur[depth], &ord);
-  mpl->chain_ob = NULL;
-  PlanLevel *L = &s->cur[depth];
-  if (L->kind < 0 || same_path(L, plain)) return;
-  if (depth == 0) s->cur_order = 0;
-  PlanLogEst rows, ncost = step_cost(s->pl, L, depth, outer_rows, cost, &rows);
-  search(s, depth + 1, placed | bit(i), rows, ncost);
+/* ---- the solver (SQLite's wherePathSolver) ----
+ *
+ * Paths grow one loop per step. Each step keeps at most mx paths (1 for
+ * one item, 5 for two, 10 for more): of the paths over the same items
+ * whose order is decided alike (SQLite's isOrdered, undecided or not) the
+ * better by (cost, rows, cost before the sort); when full, a candidate no
+ * better than the worst kept is dropped, else it replaces the worst. The
+ * loops a path may add for an item: its cheapest path at that place and,
+ * while the order is still being delivered, its cheapest path continuing
+ * it. A path whose order is decided short of the whole pays the sort. */
+
+typedef struct SolvePath {
+  uint64_t placed;
+  PlanLogEst rows, cost, un;
+  int ordered; /* -1: the order so far may still be continued; else the terms delivered */
+  int ord0;    /* the outermost loop alone delivers the order */
+  PlanLevel *lv;
+} SolvePath;
+
+/* SQLite's isOrdered of the loops lv[0..n): all of ob delivered (ob->n),
+ * -1 while the loops so far deliver a prefix ending on order-distinct
+ * loops (an inner loop may continue it), else the prefix delivered (0:
+ * none, or the caller sorts in full). */
+static int path_ordered(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
+                        int ord0) {
+  uint64_t settled, rev;
+  int live;
+  if (ord0) return ob->n;
+  int k = chain_walk(pl, lv, n, ob, groupby, &settled, &rev, &live);
+  if (k == ob->n) return ob->n;
+  if (live && n < pl->nitem) return -1;
+  return groupby || !pl->prefix ? 0 : chain_prefix(pl, lv, n, ob, groupby, &rev);
 }
 
-static void search(Search *s, int depth, uint64_t placed, PlanLogEst outer_rows, PlanLogEst cost) {
-  const Planner *pl = s->pl;
-  if (s->found && cost > s->best_cost) return;
-  if (depth == s->n) {
-    PlanLogEst total = cost;
-    uint64_t rev;
-    int sorted = 0;
-    if (s->ob && !s->cur_order && !chain_order(pl, s->cur, s->n, s->ob, s->groupby, &rev)) {
-      total = sort_part(pl, s->cur, s->n, s->ob, s->groupby, cost);
-      sorted = 1;
-    }
-    PlanLogEst un = unsorted(cost, sorted || !s->ob);
-    if (!s->found || better(total, outer_rows, un, s->best_cost, s->best_rows, s->best_un)) {
-      s->found = 1;
-      s->best_cost = total;
-      s->best_rows = outer_rows;
-      s->best_un = un;
-      memcpy(s->best, s->cur, sizeof(PlanLevel) * (size_t)s->n);
-      s->best_order = s->cur_order;
-    }
+typedef struct Solver {
+  Planner *pl;
+  SqlExprList *ob;
+  int groupby, n, mx, nto;
+  SolvePath *to;
+  PlanLevel *scratch;
+  PlanLogEst mxcost, mxun;
+  int mxi;
+} Solver;
+
+/* Offer the path from + L (L at depth d) to the next step. */
+static void solve_offer(Solver *v, const SolvePath *from, int d, const PlanLevel *L, int ord) {
+  const Planner *pl = v->pl;
+  SolvePath c;
+  memcpy(v->scratch, from->lv, sizeof(PlanLevel) * (size_t)d);
+  v->scratch[d] = *L;
+  c.placed = from->placed | bit(L->item);
+  c.un = step_cost(pl, L, d, from->rows, from->un, &c.rows);
+  c.ord0 = d == 0 ? ord : from->ord0;
+  c.ordered = v->ob ? path_ordered(pl, v->scratch, d + 1, v->ob, v->groupby, c.ord0) : 0;
+  PlanLogEst rcost = c.un;
+  if (v->ob && c.ordered >= 0 && c.ordered < v->ob->n)
+    rcost = with_sort(pl, c.un, c.ordered, v->ob->n);
+  else
+    c.un = (PlanLogEst)(c.un - 2);
+  c.cost = rcost;
+  int j = 0;
+  for (; j < v->nto; j++)
+    if (v->to[j].placed == c.placed && (v->to[j].ordered < 0) == (c.ordered < 0)) break;
+  if (j == v->nto) {
+    if (v->nto >= v->mx && (rcost > v->mxcost || (rcost == v->mxcost && c.un >= v->mxun))) return;
+    j = v->nto < v->mx ? v->nto++ : v->mxi;
+  } else if (!better(rcost, c.rows, c.un, v->to[j].cost, v->to[j].rows, v->to[j].un)) {
     return;
   }
-  /* can this depth continue the order of the loops outside it? */
-  uint64_t settled = 0, rev;
-  int live = 0,
-      k = s->ob ? chain_walk(pl, s->cur, depth, s->ob, s->groupby, &settled, &rev, &live) : 0;
-  live = live && k < s->ob->n;
-  for (int i = 0; i < s->n; i++) {
-    if (placed & bit(i)) continue;
-    if (!may_place(pl, i, placed)) continue;
-    int ord = 0;
-    best_path(pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
-              &s->cur[depth], &ord);
-    if (depth == 0) s->cur_order = ord;
-    PlanLevel L = s->cur[depth];
-    PlanLogEst rows, ncost = step_cost(pl, &L, depth, outer_rows, cost, &rows);
-    search(s, depth + 1, placed | bit(i), rows, ncost);
-    if (live) search_chain(s, depth, i, placed, outer_rows, cost, k, settled, &L);
+  PlanLevel *keep = v->to[j].lv;
+  v->to[j] = c;
+  v->to[j].lv = keep;
+  memcpy(keep, v->scratch, sizeof(PlanLevel) * (size_t)(d + 1));
+  if (v->nto >= v->mx) {
+    v->mxi = 0;
+    v->mxcost = v->to[0].cost;
+    v->mxun = v->to[0].un;
+    for (int k = 1; k < v->mx; k++) {
+      if (v->to[k].cost > v->mxcost || (v->to[k].cost == v->mxcost && v->to[k].un > v->mxun)) {
+        v->mxcost = v->to[k].cost;
+        v->mxun = v->to[k].un;
+        v->mxi = k;
+      }
+    }
   }
 }
 
-/* More than 5 items: keep the BEAM cheapest partial orders at each depth
- * (one per set of placed items), then replay the best one. */
-#define BEAM 8
-typedef struct BeamPath {
-  uint64_t placed;
-  PlanLogEst rows, cost;
-  int order;
-  int seq[64];
-} BeamPath;
-
-static int beam_cmp(const BeamPath *a, const BeamPath *b) {
-  if (better(a->cost, a->rows, a->cost, b->cost, b->rows, b->cost)) return -1;
-  return better(b->cost, b->rows, b->cost, a->cost, a->rows, a->cost) ? 1 : 0;
-}
-
-static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
-  int n = pl->nitem;
-  BeamPath *cur = util_arena_alloc(pl->arena, sizeof(BeamPath) * BEAM);
-  BeamPath *cand = util_arena_alloc(pl->arena, sizeof(BeamPath) * (size_t)BEAM * (size_t)n);
-  if (!cur || !cand) return pl->rc = SHALE_NOMEM;
-  int ncur = 1;
-  memset(&cur[0], 0, sizeof cur[0]);
+static int solve(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
+  int n = pl->nitem, mx = n <= 1 ? 1 : n == 2 ? 5 : 10;
+  SolvePath *a = util_arena_zalloc(pl->arena, sizeof(SolvePath) * (size_t)mx * 2);
+  PlanLevel *buf =
+      util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n * (size_t)(2 * mx + 1));
+  if (!a || !buf) return pl->rc = SHALE_NOMEM;
+  for (int k = 0; k < 2 * mx; k++) a[k].lv = buf + (size_t)k * (size_t)n;
+  Solver v = {.pl = pl,
+              .ob = ob,
+              .groupby = groupby,
+              .n = n,
+              .mx = mx,
+              .scratch = buf + (size_t)(2 * mx) * (size_t)n};
+  SolvePath *from = a, *to = a + mx;
+  int nfrom = 1;
+  from[0].placed = 0;
+  from[0].rows = from[0].cost = from[0].un = 0;
+  from[0].ordered = ob ? -1 : 0;
   for (int d = 0; d < n; d++) {
-    int ncand = 0;
-    for (int k = 0; k < ncur; k++) {
+    v.to = to;
+    v.nto = 0;
+    for (int f = 0; f < nfrom; f++) {
+      const SolvePath *p = &from[f];
+      uint64_t settled = 0, rev;
+      int live = 0, k = 0;
+      if (ob && p->ordered < 0) k = chain_walk(pl, p->lv, d, ob, groupby, &settled, &rev, &live);
+      live = live && ob && k < ob->n;
       for (int i = 0; i < n; i++) {
-        if ((cur[k].placed & bit(i)) || !may_place(pl, i, cur[k].placed)) continue;
+        if ((p->placed & bit(i)) || !may_place(pl, i, p->placed)) continue;
         PlanLevel L;
         int ord = 0;
-        best_path(pl, i, cur[k].placed, cur[k].rows, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
-        BeamPath np = cur[k];
-        np.placed |= bit(i);
-        np.seq[d] = i;
-        np.cost = step_cost(pl, &L, d, np.rows, np.cost, &np.rows);
-        if (d == 0) np.order = ord;
-        if (d == n - 1 && ob && !np.order) np.cost = with_sort(pl, np.cost, 0, ob->n);
-        /* one path per placed set: keep the cheaper */
-        int j = 0;
-        while (j < ncand && cand[j].placed != np.placed) j++;
-        if (j < ncand) {
-          if (beam_cmp(&np, &cand[j]) < 0) cand[j] = np;
-        } else if (ncand < BEAM * n) {
-          cand[ncand++] = np;
-        }
+        best_path(pl, i, p->placed, p->rows, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
+        if (L.kind < 0) continue;
+        solve_offer(&v, p, d, &L, ord);
+        if (!live || pl->rc) continue;
+        pl->chain_ob = ob;
+        pl->chain_k = k;
+        pl->chain_settled = settled;
+        PlanLevel C;
+        best_path(pl, i, p->placed, p->rows, d == 0 ? ob : NULL, groupby, d == 0, &C, &ord);
+        pl->chain_ob = NULL;
+        if (C.kind >= 0 && !same_path(&C, &L)) solve_offer(&v, p, d, &C, 0);
       }
     }
-    if (ncand == 0) return pl->rc = SHALE_INTERNAL;
-    /* the BEAM cheapest (selection; ties keep the earlier, FROM-order ones) */
-    ncur = 0;
-    for (int k = 0; k < BEAM && k < ncand; k++) {
-      int best = -1;
-      for (int j = 0; j < ncand; j++) {
-        if (cand[j].placed == 0) continue;
-        if (best < 0 || beam_cmp(&cand[j], &cand[best]) < 0) best = j;
-      }
-      if (best < 0) break;
-      cur[ncur++] = cand[best];
-      cand[best].placed = 0;
-    }
+    if (pl->rc) return pl->rc;
+    if (v.nto == 0) return pl->rc = SHALE_INTERNAL;
+    SolvePath *t = from;
+    from = to;
+    to = t;
+    nfrom = v.nto;
   }
-  /* replay */
-  uint64_t placed = 0;
-  PlanLogEst rows = 0, cost = 0;
-  for (int d = 0; d < n; d++) {
-    int ord = 0;
-    best_path(pl, cur[0].seq[d], placed, rows, d == 0 ? ob : NULL, groupby, d == 0, &out->levels[d],
-              &ord);
-    if (d == 0) out->order_ok = (uint8_t)ord;
-    placed |= bit(cur[0].seq[d]);
-    cost = step_cost(pl, &out->levels[d], d, rows, cost, &rows);
-  }
-  out->cost = cur[0].cost;
-  out->rows = rows;
+  int b = 0;
+  for (int k = 1; k < nfrom; k++)
+    if (from[b].cost > from[k].cost) b = k;
+  memcpy(out->levels, from[b].lv, sizeof(PlanLevel) * (size_t)n);
+  out->order_ok = (uint8_t)from[b].ord0;
+  out->cost = from[b].cost;
+  out->rows = from[b].rows;
   finish_order(pl, out, ob, groupby);
   return SHALE_OK;
 }
@@ -1736,9 +1734,7 @@ static int choose_pass(Planner *pl, SqlExprList *order_by, int flags, int groupb
   memset(out, 0, sizeof *out);
   out->nlevel = n;
   out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
-  PlanLevel *cur = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
-  if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
-  if (!(flags & PLAN_NO_REORDER) && n > 5) return beam_choose(pl, order_by, groupby, out);
+  if (!out->levels) return pl->rc = SHALE_NOMEM;
   if (flags & PLAN_NO_REORDER) {
     /* FROM order: each depth takes the first item it may place */
     uint64_t placed = 0;
@@ -1759,21 +1755,7 @@ static int choose_pass(Planner *pl, SqlExprList *order_by, int flags, int groupb
     finish_order(pl, out, order_by, groupby);
     return SHALE_OK;
   }
-  Search s;
-  memset(&s, 0, sizeof s);
-  s.pl = pl;
-  s.ob = order_by;
-  s.groupby = groupby;
-  s.n = n;
-  s.cur = cur;
-  s.best = out->levels;
-  search(&s, 0, 0, 0, 0);
-  if (!s.found) return pl->rc = SHALE_INTERNAL;
-  out->order_ok = (uint8_t)s.best_order;
-  out->cost = s.best_cost;
-  out->rows = s.best_rows;
-  finish_order(pl, out, order_by, groupby);
-  return SHALE_OK;
+  return solve(pl, order_by, groupby, out);
 }
 
 /* The collation name of column c of item (NULL = BINARY). */
