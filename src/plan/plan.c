@@ -1,12 +1,14 @@
 /*
  * plan.c -- term analysis, access paths, costs and the join order.
  *
- * Owns nothing beyond the caller's arena (terms, levels). The costs are
- * SQLite-like rules of thumb without statistics: a table holds about a
- * million rows, an equality on an index column leaves ten, each extra
- * column halves that, a unique index fully matched leaves one, a range
- * bound keeps a quarter, a seek costs log2 of the rows, and terms a path
- * does not use reduce its rows by SQLite's truth heuristic (residual).
+ * Owns nothing beyond the caller's arena (terms, levels). Costs and row
+ * counts are SQLite's LogEst (10 * log2 as small integers) with SQLite's
+ * formulas: a table of LogEst 200 rows without statistics, sqlite_stat1's
+ * or sqlite3DefaultRowEst's rows per index prefix, N + 16 for a full scan,
+ * log N per seek, 1 + 15 * szIdx / szTab per index entry, 16 per table row
+ * looked up, a quarter of the rows per range bound, SQLite's truth
+ * heuristic for the terms a path does not use (residual); the join order
+ * is SQLite's N-best solver (solve), so near-ties break as in SQLite.
  *
  * Invariants:
  *  1. A term drives a path only if it is usable for that item: its value
@@ -128,6 +130,8 @@ static PlanLogEst idx_est(const Index *idx, PlanLogEst tab_est, int j) {
 static int col_size_est(const Column *c) {
   const char *z = c->type;
   if (!z || !*z) return 1;
+  /* SQLite's standard type ANY has NUMERIC affinity for the estimate */
+  if (util_stricmp(z, "ANY") == 0) return 1;
   if (c->affinity != AFF_TEXT && c->affinity != AFF_BLOB) return 1;
   /* where a size may follow: after "CHAR", or after "BLOB" directly followed by '(' */
   const char *size_at = NULL;
@@ -160,6 +164,13 @@ static int table_width(const Table *tab) {
 
 static int index_width(const Table *tab, const Index *idx) {
   uint64_t w = 0;
+  if (tab->without_rowid && idx == tab->pk_index) {
+    /* SQLite's PRIMARY KEY index of a WITHOUT ROWID table holds every
+     * stored column (all but the VIRTUAL generated ones) */
+    for (int c = 0; c < tab->ncol; c++)
+      if (tab->cols[c].hidden != COL_VIRTUAL) w += (uint64_t)col_size_est(&tab->cols[c]);
+    return plan_logest(w * 4);
+  }
   for (int j = 0; j < idx->ncol; j++) {
     int c = idx->cols[j].col;
     w += c >= 0 && c < tab->ncol ? (uint64_t)col_size_est(&tab->cols[c]) : 1;
