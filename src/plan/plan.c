@@ -787,6 +787,7 @@ static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int c
     if (t->item != L->item || t->column != column || t->on_item != -1 || t->group >= 0) continue;
     if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL)) || t->varies) continue;
     if ((t->prereq & ~outer) || !pin_coll_ok(pl, t, e, column)) continue;
+    if (t->equiv == 2) continue; /* its comparison's affinity may let several values by */
     return 1;
   }
   return 0;
@@ -1080,7 +1081,8 @@ static PlanLogEst residual(const Planner *pl, const PlanLevel *L, PlanLogEst nou
   int reduce = 0, n = nout;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
-    if (t->parent >= 0 || !(t->mask & bit(L->item)) || (t->mask & ~have)) continue;
+    uint64_t mask = t->pmask ? t->pmask : t->mask;
+    if (t->parent >= 0 || !(mask & bit(L->item)) || (mask & ~have)) continue;
     if (t->group >= 0) continue;
     int used = 0;
     for (int j = 0; j < L->neq && !used; j++)
@@ -1090,8 +1092,8 @@ static PlanLogEst residual(const Planner *pl, const PlanLevel *L, PlanLogEst nou
     if (L->kind == PLAN_OR && L->or_term == i) used = 1;
     if (used) continue;
     n--;
-    if (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) {
-      int k = small_int(t->value) ? 10 : 20;
+    if (t->pmask ? t->peq : (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) != 0) {
+      int k = small_int(t->pmask ? t->pconst : t->value) ? 10 : 20;
       if (reduce < k) reduce = k;
     }
   }
@@ -1847,6 +1849,95 @@ static void add_equiv_terms(Planner *pl) {
   }
 }
 
+/* SQLite's WHERE constant propagation (propagateConstants), for the plan:
+ * with a term "A.x = constant" (A.x a column as written, the constant of
+ * no affinity, a BINARY comparison), a comparison "A.x op B.y" of the
+ * WHERE or an inner ON is planned as "constant op B.y": its B.y form gets
+ * a copy valued by the constant (equiv: it drives B's paths and never
+ * stands for the comparison, which is still tested as written), its forms
+ * on A.x drive nothing, and it counts as a term of B alone in the rows
+ * (pmask). A column of BLOB affinity is replaced only as the left operand,
+ * or the right one of a left operand not of TEXT affinity (SQLite's
+ * bHasAffBlob rule). A query with a RIGHT JOIN holds no such term. */
+static void propagate_constants(Planner *pl) {
+  int n = pl->nterm;
+  for (int ci = 0; ci < n && !pl->rc; ci++) {
+    const PlanTerm *c = &pl->terms[ci];
+    if (c->parent >= 0 || c->group >= 0 || c->on_item != -1 || c->op != PLAN_OP_EQ) continue;
+    SqlExpr *ce = c->expr;
+    if (ce->op != SQL_E_BINARY || ce->sub != TK_EQ || c->prereq || c->varies) continue;
+    SqlExpr *ccol = c->col_expr == ce->a ? ce->a : c->col_expr == ce->b ? ce->b : NULL;
+    if (!ccol || ccol->op != SQL_E_COLREF || !coll_same(c->coll, NULL)) continue;
+    SqlExpr *cv = skip_collate(c->value);
+    if (!cv || cv->op == SQL_E_CAST || cv->op == SQL_E_COLLATE || cv != c->value) continue;
+    if (!pl->hooks.is_constant(pl->hooks.ctx, c->value)) continue;
+    if (pl->items[c->item].is_sub || !pl->items[c->item].tab) continue;
+    const Table *ta = pl->items[c->item].tab;
+    char aff = c->column >= 0 ? ta->cols[c->column].affinity : AFF_INTEGER;
+    int blob = aff == AFF_BLOB || aff == 0, first = 1;
+    for (int k = ci + 1; k < n && first; k++) { /* one constant a column: SQLite's last */
+      const PlanTerm *o = &pl->terms[k];
+      if (o->parent < 0 && o->group < 0 && o->on_item == -1 && o->op == PLAN_OP_EQ &&
+          o->item == c->item && o->column == c->column && !o->prereq && !o->varies &&
+          o->expr->op == SQL_E_BINARY && o->expr->sub == TK_EQ)
+        first = 0;
+    }
+    if (!first) continue;
+    int a = c->item, x = c->column;
+    SqlExpr *cval = c->value;
+    for (int ti = 0; ti < n && !pl->rc; ti++) {
+      PlanTerm *t = &pl->terms[ti];
+      if (ti == ci || t->parent >= 0 || t->group >= 0 || t->on_item != -1 || t->pmask) continue;
+      SqlExpr *e = t->expr;
+      if (e->op != SQL_E_BINARY || !e->a || !e->b) continue;
+      if (e->sub != TK_EQ && e->sub != TK_NE && e->sub != TK_LT && e->sub != TK_LE &&
+          e->sub != TK_GT && e->sub != TK_GE && e->sub != TK_IS)
+        continue;
+      int ca, cb, ia = col_item(pl, e->a, &ca), ib = col_item(pl, e->b, &cb);
+      int side = ia == a && ca == x && e->a->op == SQL_E_COLREF   ? 0
+                 : ib == a && cb == x && e->b->op == SQL_E_COLREF ? 1
+                                                                  : -1;
+      if (side < 0) continue;
+      if (blob && side == 1) {
+        /* the right operand only when the left one is not of TEXT affinity */
+        int lc, li = col_item(pl, e->a, &lc);
+        if (li >= 0 && lc >= 0 && pl->items[li].tab->cols[lc].affinity == AFF_TEXT) continue;
+      }
+      SqlExpr *other = side ? e->a : e->b;
+      uint64_t om = pl->hooks.mask(pl->hooks.ctx, other);
+      int oc, oi = col_item(pl, other, &oc);
+      /* the other operand reads items but A only as another column of it */
+      if (!om || ((om & bit(a)) && (om != bit(a) || oi != a || oc == x))) continue;
+      t->pmask = om;
+      t->pconst = cval;
+      t->peq = (uint8_t)(e->sub == TK_EQ && oi >= 0);
+      /* its forms: on A.x none; on the other side valued by the constant */
+      for (int k = 0; k < pl->nterm && !pl->rc; k++) {
+        PlanTerm *f = &pl->terms[k];
+        if (k != ti && f->parent != ti) continue;
+        if (!f->op || f->equiv) continue;
+        if (f->item == a && f->column == x) {
+          f->usable = 0;
+          continue;
+        }
+        if (f->item != oi || f->column != oc || skip_collate(f->value) == NULL) continue;
+        int va, vi = col_item(pl, f->value, &va);
+        if (vi != a || va != x) continue;
+        PlanTerm *d = new_term(pl);
+        if (!d) return;
+        f = &pl->terms[k];
+        *d = *f;
+        d->parent = ti;
+        d->value = cval;
+        d->prereq = 0;
+        d->equiv = 2;
+        d->pmask = 0;
+        f->usable = 0;
+      }
+    }
+  }
+}
+
 int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   memset(out, 0, sizeof *out);
   if (pl->rc) return pl->rc;
@@ -1859,6 +1950,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
   pl->distinct = (flags & PLAN_DISTINCT) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;
+  propagate_constants(pl);
   add_equiv_terms(pl);
   if (pl->rc) return pl->rc;
   pl->sort_rows = -1;

@@ -69,9 +69,14 @@ typedef struct PlanTerm {
   const char *coll;         /* comparison collation name (NULL = BINARY); caller fills */
   const Collation *collseq; /* the same collation (NULL = BINARY); caller fills */
   uint8_t usable;           /* caller: 0 if the term may not drive an index (e.g. bad collation) */
-  uint8_t equiv;            /* derived through a column equality (SQLite's WO_EQUIV): the
-                               parent's comparison on an equal column; it drives a path
-                               but never stands for its parent's test */
+  uint64_t pmask;           /* != 0: the items the term reads once SQLite's constant propagation
+                               replaced its column operand (plan.c propagate_constants) */
+  SqlExpr *pconst;          /* ... the constant that replaced it */
+  uint8_t peq;              /* ... the term is then "column = constant" (its truth cap) */
+  uint8_t equiv;            /* derived through a column equality (1, SQLite's WO_EQUIV: the
+                               parent's comparison on an equal column) or a constant
+                               (2, propagate_constants); it drives a path but never
+                               stands for its parent's test */
 } PlanTerm;
 
 /* PlanLevel.kind */
