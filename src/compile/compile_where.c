@@ -476,7 +476,7 @@ static void code_value(Parse *p, PlanTerm *t, int reg) {
  * expression, its affinity and collation taken from the operands as
  * written): it tests exactly what the parent tests. */
 static int term_commuted(const WhereInfo *w, const PlanTerm *t) {
-  if (t->parent < 0) return 0;
+  if (t->parent < 0 || t->equiv) return 0;
   const PlanTerm *up = &w->pl.terms[t->parent];
   const SqlExpr *e = t->expr;
   if (e != up->expr || !e || e->op != SQL_E_BINARY || t->group != up->group) return 0;
@@ -813,32 +813,32 @@ static int is_rec_item(Parse *p, const SrcItem *it) {
   return 0;
 }
 
-/* Rows of a LIMIT written as an integer literal (>= 1), else 0. */
-static double limit_rows(const SqlExpr *e) {
-  if (!e || e->op != SQL_E_INTEGER || !e->z) return 0;
+/* The LogEst of a LIMIT written as an integer literal (>= 1), else -1. */
+static int limit_est(const SqlExpr *e) {
+  if (!e || e->op != SQL_E_INTEGER || !e->z) return -1;
   char *end;
   double v = strtod(e->z, &end);
-  return *end == 0 && v >= 1 ? v : 0;
+  return *end == 0 && v >= 1 ? plan_logest(v < 1e18 ? (uint64_t)v : (uint64_t)1e18) : -1;
 }
 
-/* The rows a FROM subquery gives, as SQLite's nSelectRow estimates them
- * before the outer query is planned, or 0 when that comes from its own
- * WHERE estimate (the planner's default then): a GROUP BY gives at most
- * 100 rows, a VALUES of k rows LogEst k (multiSelectValues), a LIMIT
- * literal at most its value; compounds add (UNION, UNION ALL), keep the
- * left (EXCEPT) or the smaller (INTERSECT). */
-static double sub_rows_est(const SqlSelect *s) {
-  double r;
+/* The rows a FROM subquery gives (LogEst), as SQLite's nSelectRow
+ * estimates them before the outer query is planned, or -1 when that comes
+ * from its own WHERE estimate (the planner's default then): a GROUP BY
+ * gives at most 100 rows (LogEst 66), a VALUES of k rows LogEst k
+ * (multiSelectValues), a LIMIT literal at most its value; compounds add
+ * (UNION, UNION ALL), keep the left (EXCEPT) or the smaller (INTERSECT). */
+static int sub_rows_est(const SqlSelect *s) {
+  int r;
   if (s->kind == SQL_SEL_VALUES && !s->prior)
-    r = pow(2.0, (s->cols ? s->cols->n : 1) / 10.0);
+    r = s->cols ? s->cols->n : 1;
   else if (!s->from && !s->prior)
-    r = 1;
-  else if (s->group_by && !s->prior)
-    r = 100;
-  else
     r = 0;
+  else if (s->group_by && !s->prior)
+    r = 66;
+  else
+    r = -1;
   if (s->prior) {
-    double l = sub_rows_est(s->prior), c;
+    int l = sub_rows_est(s->prior), c;
     SqlSelect core = *s;
     core.prior = NULL;
     core.limit = NULL;
@@ -846,12 +846,12 @@ static double sub_rows_est(const SqlSelect *s) {
     if (s->compound == SQL_COMPOUND_EXCEPT)
       r = l;
     else if (s->compound == SQL_COMPOUND_INTERSECT)
-      r = l > 0 && c > 0 ? (l < c ? l : c) : l > 0 ? l : c;
+      r = l >= 0 && c >= 0 ? (l < c ? l : c) : l >= 0 ? l : c;
     else
-      r = l > 0 && c > 0 ? l + c : 0;
+      r = l >= 0 && c >= 0 ? plan_logest_add((PlanLogEst)l, (PlanLogEst)c) : -1;
   }
-  double lim = limit_rows(s->limit);
-  if (lim > 0 && (r == 0 || lim < r)) r = lim;
+  int lim = limit_est(s->limit);
+  if (lim >= 0 && (r < 0 || lim < r)) r = lim;
   return r;
 }
 
@@ -1143,7 +1143,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
       pi->is_sub = 1;
       pi->auto_ok = !it->co_reg && it->sub && !sub_is_correlated(it->sub);
       /* a recursive CTE: SQLite assumes 4 billion rows (its sub is the setup) */
-      pi->sub_rows = it->sub && !is_rec_item(p, it) ? sub_rows_est(it->sub) : 0;
+      pi->sub_rows = (PlanLogEst)(it->sub && !is_rec_item(p, it) ? sub_rows_est(it->sub) : -1);
     }
     pi->cursor = it->cursor;
     pi->jointype = it->jointype;
@@ -1196,6 +1196,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
   if (flags & WHERE_SORTBYGROUP) pflags |= PLAN_SORTBYGROUP;
   if (flags & WHERE_ORDER_PREFIX) pflags |= PLAN_ORDER_PREFIX;
+  if (flags & WHERE_DISTINCT) pflags |= PLAN_DISTINCT;
   if (p->env && p->env->no_auto_index) pflags |= PLAN_NO_AUTO;
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
   if (rc) {

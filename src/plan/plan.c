@@ -1,12 +1,14 @@
 /*
  * plan.c -- term analysis, access paths, costs and the join order.
  *
- * Owns nothing beyond the caller's arena (terms, levels). The costs are
- * SQLite-like rules of thumb without statistics: a table holds about a
- * million rows, an equality on an index column leaves ten, each extra
- * column halves that, a unique index fully matched leaves one, a range
- * bound keeps a quarter, a seek costs log2 of the rows, and terms a path
- * does not use reduce its rows by SQLite's truth heuristic (residual).
+ * Owns nothing beyond the caller's arena (terms, levels). Costs and row
+ * counts are SQLite's LogEst (10 * log2 as small integers) with SQLite's
+ * formulas: a table of LogEst 200 rows without statistics, sqlite_stat1's
+ * or sqlite3DefaultRowEst's rows per index prefix, N + 16 for a full scan,
+ * log N per seek, 1 + 15 * szIdx / szTab per index entry, 16 per table row
+ * looked up, a quarter of the rows per range bound, SQLite's truth
+ * heuristic for the terms a path does not use (residual); the join order
+ * is SQLite's N-best solver (solve), so near-ties break as in SQLite.
  *
  * Invariants:
  *  1. A term drives a path only if it is usable for that item: its value
@@ -28,59 +30,13 @@
 #include <math.h>
 #include <string.h>
 
-#define TAB_ROWS 1048576.0  /* rows assumed in a table */
-#define LOOKUP 5.0          /* cost of one seek / rowid lookup */
-#define ROW_TABLE 3.0       /* cost of reading one table row in a scan */
-#define ROW_INDEX 2.0       /* cost of reading one index entry */
-#define ROW_LOOKUP_STAT 2.5 /* a row lookup from an index search on a table with statistics */
+#define TAB_EST 200 /* LogEst of the rows assumed in a table (1048576) */
 
 static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
 
-/* Rows in a table: its sqlite_stat1 count, else TAB_ROWS. As SQLite, a
- * table with an index that has no statistics counts at least ~955 rows
- * (its default index estimates raise the table's to LogEst 99). */
-static double table_rows(const Table *tab) {
-  if (!tab || !tab->has_stat) return TAB_ROWS;
-  double n = tab->stat_rows > 1 ? (double)tab->stat_rows : 1;
-  if (n < 955)
-    for (const Index *x = tab->indexes; x; x = x->next)
-      if (x->nstat == 0) return 955;
-  return n;
-}
+/* ---- LogEst arithmetic (SQLite's sqlite3LogEst / LogEstAdd / estLog) ---- */
 
-/* Rows of item it: a subquery's estimate, else its table's. */
-static double item_rows(const PlanItem *it) {
-  if (it->is_sub) return it->sub_rows >= 1 ? it->sub_rows : TAB_ROWS;
-  return table_rows(it->tab);
-}
-
-/* Entries of an index: its statistics' count (a partial index's own),
- * else the table's rows. */
-static double index_rows(const Index *idx, double N) {
-  if (idx->nstat > 0) return idx->stat[0] > 1 ? (double)idx->stat[0] : 1;
-  return N;
-}
-
-/* Rows per distinct value of the first neq key columns (neq >= 1): the
- * statistics when present, else 10 halved per extra column. */
-static double eq_rows(const Index *idx, int neq) {
-  if (idx->nstat > neq) return idx->stat[neq] > 1 ? (double)idx->stat[neq] : 1;
-  double rows = 10;
-  for (int q = 1; q < neq; q++) rows /= 2;
-  return rows < 1 ? 1 : rows;
-}
-
-/* ---- row widths (SQLite's szEst / szTabRow / szIdxRow) ----
- *
- * SQLite estimates a column's size from its declared type (an integer is
- * 1): TEXT, CLOB, BLOB 5; CHAR(k)/VARCHAR(k)/BLOB(k) k/4 + 1; other TEXT or
- * BLOB affinity types without a size 1; numeric types and no type 1. A row
- * is the LogEst of 4x the sum (a rowid table without an INTEGER PRIMARY
- * KEY adds 1); an index row sums its columns, rowid included. A full scan
- * of a covering index is weighed only when its row is narrower. */
-
-/* SQLite's LogEst: 10 * log2(x), in integers. */
-static int log_est(uint64_t x) {
+PlanLogEst plan_logest(uint64_t x) {
   static const int a[] = {0, 2, 3, 5, 6, 7, 8, 9};
   int y = 40;
   if (x < 8) {
@@ -99,12 +55,83 @@ static int log_est(uint64_t x) {
       x >>= 1;
     }
   }
-  return a[x & 7] + y - 10;
+  return (PlanLogEst)(a[x & 7] + y - 10);
 }
+
+PlanLogEst plan_logest_add(PlanLogEst a, PlanLogEst b) {
+  /* what adding the smaller adds to the larger, by their difference */
+  static const uint8_t x[] = {10, 10, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 4,
+                              4,  4,  4, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2};
+  if (a < b) {
+    PlanLogEst t = a;
+    a = b;
+    b = t;
+  }
+  if (a > b + 49) return a;
+  if (a > b + 31) return (PlanLogEst)(a + 1);
+  return (PlanLogEst)(a + x[a - b]);
+}
+
+/* LogEst of a double (SQLite's sqlite3LogEstFromDouble). */
+static PlanLogEst est_from_double(double x) {
+  if (!(x > 1)) return 0;
+  if (x <= 2000000000.0) return plan_logest((uint64_t)x);
+  int e;
+  (void)frexp(x, &e);
+  return (PlanLogEst)(e * 10 > 32767 ? 32767 : e * 10);
+}
+
+/* The LogEst of log2(N) for a LogEst N, no less than 0 (SQLite's estLog:
+ * the cost of one seek into a b-tree of N rows). */
+static PlanLogEst est_log(PlanLogEst n) {
+  return n <= 10 ? 0 : (PlanLogEst)(plan_logest((uint64_t)n) - 33);
+}
+
+/* Rows in a table (LogEst): its sqlite_stat1 count, else TAB_EST. As
+ * SQLite, a table with an index that has no statistics counts at least
+ * LogEst 99 (~1000: sqlite3DefaultRowEst raises the table's estimate). */
+static PlanLogEst table_est(const Table *tab) {
+  if (!tab || !tab->has_stat) return TAB_EST;
+  PlanLogEst n = plan_logest(tab->stat_rows);
+  if (n < 99)
+    for (const Index *x = tab->indexes; x; x = x->next)
+      if (x->nstat == 0) return 99;
+  return n;
+}
+
+/* Rows of item it: a subquery's estimate, else its table's. */
+static PlanLogEst item_est(const PlanItem *it) {
+  if (it->is_sub) return it->sub_rows >= 0 ? it->sub_rows : TAB_EST;
+  return table_est(it->tab);
+}
+
+/* SQLite's aiRowLogEst[j] of idx: j = 0 its entries, j >= 1 the entries
+ * per distinct value of its first j key columns. From sqlite_stat1 when it
+ * has statistics, else sqlite3DefaultRowEst's guesses: the table's rows
+ * (half for a partial index), then 10, 9, 8, 7, 6 rows and 5 for further
+ * columns; a UNIQUE index's full key 1. */
+static PlanLogEst idx_est(const Index *idx, PlanLogEst tab_est, int j) {
+  static const PlanLogEst dflt[] = {33, 32, 30, 28, 26};
+  if (idx->nstat > j) return plan_logest(idx->stat[j]);
+  if (j == 0) return (PlanLogEst)(idx->where ? tab_est - 10 : tab_est);
+  if (idx->unique && j >= idx->nkey) return 0;
+  return j <= 5 ? dflt[j - 1] : 23;
+}
+
+/* ---- row widths (SQLite's szEst / szTabRow / szIdxRow) ----
+ *
+ * SQLite estimates a column's size from its declared type (an integer is
+ * 1): TEXT, CLOB, BLOB 5; CHAR(k)/VARCHAR(k)/BLOB(k) k/4 + 1; other TEXT or
+ * BLOB affinity types without a size 1; numeric types and no type 1. A row
+ * is the LogEst of 4x the sum (a rowid table without an INTEGER PRIMARY
+ * KEY adds 1); an index row sums its columns, rowid included. A full scan
+ * of a covering index is weighed only when its row is narrower. */
 
 static int col_size_est(const Column *c) {
   const char *z = c->type;
   if (!z || !*z) return 1;
+  /* SQLite's standard type ANY has NUMERIC affinity for the estimate */
+  if (util_stricmp(z, "ANY") == 0) return 1;
   if (c->affinity != AFF_TEXT && c->affinity != AFF_BLOB) return 1;
   /* where a size may follow: after "CHAR", or after "BLOB" directly followed by '(' */
   const char *size_at = NULL;
@@ -132,17 +159,24 @@ static int table_width(const Table *tab) {
   uint64_t w = 0;
   for (int c = 0; c < tab->ncol; c++) w += (uint64_t)col_size_est(&tab->cols[c]);
   if (tab->rowid_alias < 0 || tab->without_rowid) w++;
-  return log_est(w * 4);
+  return plan_logest(w * 4);
 }
 
 static int index_width(const Table *tab, const Index *idx) {
   uint64_t w = 0;
+  if (tab->without_rowid && idx == tab->pk_index) {
+    /* SQLite's PRIMARY KEY index of a WITHOUT ROWID table holds every
+     * stored column (all but the VIRTUAL generated ones) */
+    for (int c = 0; c < tab->ncol; c++)
+      if (tab->cols[c].hidden != COL_VIRTUAL) w += (uint64_t)col_size_est(&tab->cols[c]);
+    return plan_logest(w * 4);
+  }
   for (int j = 0; j < idx->ncol; j++) {
     int c = idx->cols[j].col;
     w += c >= 0 && c < tab->ncol ? (uint64_t)col_size_est(&tab->cols[c]) : 1;
   }
   if (!tab->without_rowid && idx->ncol == idx->nkey) w++; /* the rowid suffix */
-  return log_est(w * 4);
+  return plan_logest(w * 4);
 }
 
 /* The indexes of tab in SQLite's list order (the order it tries them, so
@@ -705,17 +739,26 @@ static int covers(const PlanItem *it, const Index *idx) {
   return 1;
 }
 
-static double log2n(double n) { return n > 1 ? log2(n) : 0; }
-
-/* Cost of one seek into a b-tree of n rows (SQLite's rLogSize: the
- * logarithm of the size, no less than 1). */
-static double seek_cost(double n) {
-  double l = log2n(n);
-  return l > 1 ? l : 1;
+/* Cost of the sorter when the loops deliver the first k of the n terms of
+ * the order (SQLite's whereSortingCost): rows times log rows of the rows
+ * sorted (pl->sort_rows: the estimate of the query's rows, SQLite's
+ * nRowEst), scaled by the share of terms left; the result columns are
+ * taken as at most 30 (nCol LogEst 10) and a DISTINCT sort as keeping
+ * half the rows. */
+static PlanLogEst sort_est(const Planner *pl, int k, int n) {
+  PlanLogEst rows = pl->sort_rows > 0 ? pl->sort_rows : 0;
+  int c = rows + 10;
+  if (k > 0 && k < n) c += plan_logest((uint64_t)((n - k) * 100 / n)) - 66;
+  if (pl->distinct && rows > 10) rows -= 10;
+  c += est_log(rows);
+  return (PlanLogEst)c;
 }
 
-/* Cost of the sorter for n rows. */
-static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
+/* A cost plus the sorter's for k of n terms delivered, and SQLite's small
+ * penalty (3) that favours plans needing no sort. */
+static PlanLogEst with_sort(const Planner *pl, PlanLogEst cost, int k, int n) {
+  return (PlanLogEst)(plan_logest_add(cost, sort_est(pl, k, n)) + 3);
+}
 
 /* May term t hold ORDER BY term e (a column of t's item) constant? Its
  * collation must be the ORDER BY's, or rows equal under it may still
@@ -744,6 +787,7 @@ static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int c
     if (t->item != L->item || t->column != column || t->on_item != -1 || t->group >= 0) continue;
     if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL)) || t->varies) continue;
     if ((t->prereq & ~outer) || !pin_coll_ok(pl, t, e, column)) continue;
+    if (t->equiv == 2) continue; /* its comparison's affinity may let several values by */
     return 1;
   }
   return 0;
@@ -966,16 +1010,16 @@ static int chain_order(const Planner *pl, const PlanLevel *lv, int n, SqlExprLis
   return ob && ob->n > 0 && chain_walk(pl, lv, n, ob, groupby, &settled, revmask, &live) == ob->n;
 }
 
-/* Cost of sorting rows that the loops lv[0..n) do not deliver in ob's
- * order: with a prefix of an ORDER BY delivered only the rest is sorted, in
- * runs, as SQLite's whereSortingCost scales it (by the share of the terms
- * left). A GROUP BY, or a caller that sorts in full anyway (no
- * PLAN_ORDER_PREFIX), pays the whole sort. */
-static double sort_part(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
-                        double rows) {
+/* cost plus the sorting of the rows that the loops lv[0..n) do not
+ * deliver in ob's order: with a prefix of an ORDER BY delivered only the
+ * rest is sorted, in runs, as SQLite's whereSortingCost scales it (by the
+ * share of the terms left). A GROUP BY, or a caller that sorts in full
+ * anyway (no PLAN_ORDER_PREFIX), pays the whole sort. */
+static PlanLogEst sort_part(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob,
+                            int groupby, PlanLogEst cost) {
   uint64_t rev;
   int k = groupby || !pl->prefix ? 0 : chain_prefix(pl, lv, n, ob, groupby, &rev);
-  return sort_cost(rows) * (double)(ob->n - k) / ob->n;
+  return with_sort(pl, cost, k, ob->n);
 }
 
 /* After the choice: the loops deliver ob together when level 0 alone does
@@ -996,8 +1040,6 @@ static void finish_order(const Planner *pl, Plan *out, SqlExprList *ob, int grou
     }
   }
 }
-
-static double in_count(const PlanTerm *t);
 
 /* Is e an integer literal between -1 and 1 (SQLite's sqlite3ExprIsInteger
  * test in its truth heuristic)? */
@@ -1024,21 +1066,23 @@ static uint64_t level_prereq(const Planner *pl, const PlanLevel *L) {
   return m;
 }
 
+#define NO_ADJUST INT16_MIN /* residual: the path's rows are not adjusted */
+
 /* Rows left after the terms on item i the path does not use, as SQLite's
- * whereLoopOutputAdjust guesses without likelihood(): each such term keeps
- * 93% (LogEst -1), and an equality (= or IS) caps the rows at a quarter of
- * the table's (half when compared with -1, 0 or 1). As SQLite, only terms
- * that read no item beyond the path's own prerequisites count: a join term
- * never reduces the rows of a scan (its estimate holds whatever is looped
- * outside it). */
-static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
-  uint64_t have = (level_prereq(pl, L) & avail) | bit(L->item);
-  const PlanItem *it = &pl->items[L->item];
-  double N = item_rows(it);
-  double cap = N;
+ * whereLoopOutputAdjust guesses without likelihood(): each such term
+ * takes LogEst 1 off (93%), and an equality (= or IS) caps the rows at
+ * the index's (or table's) nrow less 20 (a quarter; 10, half, when
+ * compared with -1, 0 or 1). As SQLite, only terms that read no item
+ * beyond the path's own prerequisites count: a join term never reduces
+ * the rows of a scan (its estimate holds whatever is looped outside it). */
+static PlanLogEst residual(const Planner *pl, const PlanLevel *L, PlanLogEst nout,
+                           PlanLogEst nrow) {
+  uint64_t have = level_prereq(pl, L) | bit(L->item);
+  int reduce = 0, n = nout;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
-    if (t->parent >= 0 || !(t->mask & bit(L->item)) || (t->mask & ~have)) continue;
+    uint64_t mask = t->pmask ? t->pmask : t->mask;
+    if (t->parent >= 0 || !(mask & bit(L->item)) || (mask & ~have)) continue;
     if (t->group >= 0) continue;
     int used = 0;
     for (int j = 0; j < L->neq && !used; j++)
@@ -1047,20 +1091,94 @@ static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, do
     if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
     if (L->kind == PLAN_OR && L->or_term == i) used = 1;
     if (used) continue;
-    rows *= 0.933; /* LogEst -1 */
-    if (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) {
-      double k = t->expr->op == SQL_E_BINARY && small_int(t->expr->b) ? 0.5 : 0.25;
-      if (N * k < cap) cap = N * k;
+    n--;
+    if (t->pmask ? t->peq : (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) != 0) {
+      int k = small_int(t->pmask ? t->pconst : t->value) ? 10 : 20;
+      if (reduce < k) reduce = k;
     }
   }
-  if (rows > cap) rows = cap;
-  return rows < 1 ? 1 : rows;
+  if (n > nrow - reduce) n = nrow - reduce;
+  return (PlanLogEst)n;
 }
 
-static double in_count(const PlanTerm *t) {
-  if (t->op != PLAN_OP_IN) return 1;
-  if (t->value->list) return t->value->list->n > 0 ? t->value->list->n : 1;
-  return 25;
+/* The LogEst of the values of an IN term (a list's length, 25 for a
+ * subquery: SQLite's guess), 0 for another term. */
+static PlanLogEst in_est(const PlanTerm *t) {
+  if (t->op != PLAN_OP_IN) return 0;
+  if (t->value->list) return plan_logest((uint64_t)t->value->list->n);
+  return 46;
+}
+
+/* The rows of nout left by range bounds lo / hi (-1: none), as SQLite's
+ * whereRangeScanEst without STAT4: each bound keeps a quarter, both
+ * another quarter (1/64 in all), no fewer than LogEst 10, always fewer
+ * than nout. */
+static PlanLogEst range_est(PlanLogEst nout, int lo, int hi) {
+  int nb = (lo >= 0) + (hi >= 0);
+  int n = nout - 20 * nb - (nb == 2 ? 20 : 0);
+  if (n < 10) n = 10;
+  return (PlanLogEst)(n < nout - nb ? n : nout - nb);
+}
+
+/* The cost of a path at a position where outer rows (LogEst) are looped
+ * outside it (SQLite's rSetup + nRow * rRun). */
+static PlanLogEst run_cost(const PlanLevel *L, PlanLogEst outer) {
+  return plan_logest_add(L->rsetup, (PlanLogEst)(L->rrun + outer));
+}
+
+/* Is a better than b: lower cost, then fewer rows, then a lower cost
+ * before the sort (SQLite's solver compares (rCost, nRow, rUnsorted)); a
+ * tie keeps b, the earlier candidate, as SQLite does. */
+static int better(PlanLogEst acost, PlanLogEst arows, PlanLogEst aun, PlanLogEst bcost,
+                  PlanLogEst brows, PlanLogEst bun) {
+  if (acost != bcost) return acost < bcost;
+  if (arows != brows) return arows < brows;
+  return aun < bun;
+}
+
+/* The cost before the sort as SQLite's solver keeps it (rUnsorted): a plan
+ * that needs no sort counts LogEst 2 less (its slight bias for them). */
+static PlanLogEst unsorted(PlanLogEst cost, int sorted) {
+  return (PlanLogEst)(sorted ? cost : cost - 2);
+}
+
+/* Consider a candidate; keep it in *best when cheaper. nrow: the rows of
+ * the table or index the terms it does not use are capped at (NO_ADJUST:
+ * none). orows: the rows looped outside (LogEst). */
+static void consider(const Planner *pl, PlanLevel *cand, PlanLogEst nrow, PlanLogEst orows,
+                     SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
+  if (nrow != NO_ADJUST) cand->nout = residual(pl, cand, cand->nout, nrow);
+  int rev = 0, ord = 0;
+  PlanLogEst cost = run_cost(cand, orows);
+  if (pl->chain_ob && pl->cur_group < 0) {
+    /* only paths that continue the order of the loops outside; the sort
+     * they save is counted once the loops are complete */
+    int distinct, k = order_run(pl, cand, pl->chain_ob, pl->chain_k, groupby, pl->chain_settled,
+                                &rev, &distinct);
+    if (k < pl->chain_ob->n && !distinct) return;
+    PlanLogEst bc = best->kind >= 0 ? run_cost(best, orows) : 0;
+    if (best->kind < 0 || better(cost, cand->nout, cost, bc, best->nout, bc)) {
+      *best = *cand;
+      best->reverse = 0;
+      *best_order = 0;
+    }
+    return;
+  }
+  PlanLogEst un = cost, bcost = best->kind >= 0 ? run_cost(best, orows) : 0, bun = bcost;
+  if (outer && ob) {
+    ord = order_ok(pl, cand, ob, groupby, &rev);
+    if (!ord) cost = sort_part(pl, cand, 1, ob, groupby, cost);
+    un = unsorted(un, !ord);
+    if (best->kind >= 0) {
+      if (!*best_order) bcost = sort_part(pl, best, 1, ob, groupby, bcost);
+      bun = unsorted(bun, !*best_order);
+    }
+  }
+  if (best->kind < 0 || better(cost, cand->nout, un, bcost, best->nout, bun)) {
+    *best = *cand;
+    best->reverse = (uint8_t)(ord && rev);
+    *best_order = ord;
+  }
 }
 
 /* Find the range terms on column j of idx (idx NULL: rowid). */
@@ -1080,46 +1198,15 @@ static void find_range(const Planner *pl, int i, uint64_t avail, const Index *id
   }
 }
 
-/* Consider a candidate; keep it in *best when cheaper. */
-static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExprList *ob,
-                     int groupby, int outer, PlanLevel *best, int *best_order) {
-  cand->rows = residual(pl, cand, avail, cand->rows);
-  int rev = 0, ord = 0;
-  double cost = cand->cost;
-  if (pl->chain_ob && pl->cur_group < 0) {
-    /* only paths that continue the order of the loops outside; the sort
-     * they save is counted once the loops are complete */
-    int distinct, k = order_run(pl, cand, pl->chain_ob, pl->chain_k, groupby, pl->chain_settled,
-                                &rev, &distinct);
-    if (k < pl->chain_ob->n && !distinct) return;
-    if (best->kind < 0 || cost < best->cost) {
-      *best = *cand;
-      best->reverse = 0;
-      *best_order = 0;
-    }
-    return;
-  }
-  if (outer && ob) {
-    ord = order_ok(pl, cand, ob, groupby, &rev);
-    if (!ord) cost += sort_part(pl, cand, 1, ob, groupby, cand->rows);
-  }
-  double bcost = best->cost;
-  if (outer && ob && !*best_order && best->kind >= 0)
-    bcost += sort_part(pl, best, 1, ob, groupby, best->rows);
-  if (best->kind < 0 || cost < bcost) {
-    *best = *cand;
-    best->reverse = (uint8_t)(ord && rev);
-    *best_order = ord;
-  }
-}
-
-static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
-                      int groupby, int outer, PlanLevel *best, int *best_order);
+static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
+                      SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order);
 
 /* MULTI-INDEX OR: for each OR term on item i whose every disjunct has an
- * index (or rowid) path, a path through all of them. */
-static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, int groupby,
-                    int outer, PlanLevel *best, int *best_order) {
+ * index (or rowid) path, a path through all of them: as SQLite's
+ * whereLoopAddOr, the sum of the disjuncts' costs and rows, and LogEst 1
+ * more cost (so it never ties its dearest disjunct). */
+static void or_path(const Planner *pl, int i, uint64_t avail, PlanLogEst orows, SqlExprList *ob,
+                    int groupby, int outer, PlanLevel *best, int *best_order) {
   Planner *mpl = (Planner *)pl; /* cur_group is scratch state of the search */
   for (int ti = 0; ti < pl->nterm; ti++) {
     const PlanTerm *t = &pl->terms[ti];
@@ -1136,16 +1223,16 @@ static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, i
       return;
     }
     int k = 0, ok = 1;
-    double rows = 0, cost = 0;
+    PlanLogEst rows = 0, cost = 0;
     for (int g = 0; g < pl->ngroup && ok; g++) {
       if (pl->group_or[g] != ti) continue;
       int ord;
       mpl->cur_group = g;
-      best_path(pl, i, avail, 1, NULL, 0, 0, &subs[k], &ord);
+      best_path(pl, i, avail, 0, NULL, 0, 0, &subs[k], &ord);
       mpl->cur_group = -1;
       if (subs[k].kind < 0 || subs[k].kind == PLAN_SCAN) ok = 0;
-      rows += subs[k].rows;
-      cost += subs[k].cost;
+      rows = k ? plan_logest_add(rows, subs[k].nout) : subs[k].nout;
+      cost = k ? plan_logest_add(cost, subs[k].rrun) : subs[k].rrun;
       k++;
     }
     if (!ok) continue;
@@ -1157,21 +1244,23 @@ static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, i
     c.nsub = nsub;
     c.sub = subs;
     c.or_term = ti;
-    c.rows = rows;
-    c.cost = cost + rows; /* sub-path costs include the row lookups */
-    consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    c.nout = rows;
+    c.rrun = (PlanLogEst)(cost + 1);
+    consider(pl, &c, NO_ADJUST, orows, ob, groupby, outer, best, best_order);
   }
 }
 
 /* An automatic index on the join columns of item i (an inner loop that
- * would otherwise scan), built once per run of the loops. */
-static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
-                      int groupby, int outer, PlanLevel *best, int *best_order) {
+ * would otherwise scan), built once per run of the loops: SQLite's costs
+ * (a build of N log N times 7, or a half for a subquery; 20 rows per
+ * lookup), never for a loop run fewer than LogEst 3 times. */
+static void auto_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
+                      SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = item_rows(it);
+  PlanLogEst N = item_est(it);
   PlanLevel c;
-  if (pl->no_auto) return;
+  if (pl->no_auto || outer_rows < 3) return;
   if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
       !tab->has_generated) {
     memset(&c, 0, sizeof c);
@@ -1188,26 +1277,89 @@ static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_row
       if (!dup) c.eq[c.neq++] = k;
     }
     if (c.neq > 0) {
-      double rows = 10;
-      for (int q = 1; q < c.neq; q++) rows /= 2;
-      if (rows < 1) rows = 1;
-      c.rows = rows;
+      PlanLogEst rlog = est_log(N);
+      int setup = rlog + N + (it->is_sub ? -10 : 28);
+      c.rsetup = (PlanLogEst)(setup > 0 ? setup : 0);
+      c.nout = 43;
+      c.rrun = plan_logest_add(rlog, 43);
       c.covering = 1;
-      /* dearer than a real index (SQLite prefers one), far cheaper than a scan */
-      c.cost = LOOKUP + rows * (ROW_INDEX + LOOKUP) +
-               N * (ROW_TABLE + 2 * LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      consider(pl, &c, NO_ADJUST, outer_rows, ob, groupby, outer, best, best_order);
     }
   }
 }
 
+/* An index loop weighed so far for an item (the WHERE_INDEXED loops
+ * SQLite's whereLoopAdjustCost compares): its costs, the terms it uses
+ * and whether it covers. */
+typedef struct Seen {
+  PlanLogEst rrun, nout;
+  uint8_t cov;
+  int nterm;
+  int terms[10];
+} Seen;
+
+#define MAX_SEEN 32
+
+/* SQLite's whereLoopCheaperProperSubset: x uses a proper subset of y's
+ * terms yet costs no more or returns no more rows (and covers only if y
+ * does). */
+static int cheaper_subset(const Seen *x, const Seen *y) {
+  if (x->nterm >= y->nterm) return 0;
+  if (x->rrun > y->rrun && x->nout > y->nout) return 0;
+  for (int i = 0; i < x->nterm; i++) {
+    int j = 0;
+    while (j < y->nterm && y->terms[j] != x->terms[i]) j++;
+    if (j == y->nterm) return 0;
+  }
+  return !(x->cov && !y->cov);
+}
+
+/* Weigh index loop c (its rows capped at nrow by the terms it does not
+ * use), first adjusted against the index loops weighed before it as
+ * SQLite's whereLoopAdjustCost does: a loop using a proper superset of
+ * another's terms costs no more and returns fewer rows than it; one using
+ * a proper subset, no less and more. */
+static void index_candidate(const Planner *pl, PlanLevel *c, int cov, PlanLogEst nrow, Seen *seen,
+                            int *nseen, PlanLogEst orows, SqlExprList *ob, int groupby, int outer,
+                            PlanLevel *best, int *best_order) {
+  c->nout = residual(pl, c, c->nout, nrow);
+  Seen me;
+  me.rrun = c->rrun;
+  me.nout = c->nout;
+  me.cov = (uint8_t)cov;
+  me.nterm = 0;
+  int ok = c->neq + (c->lo >= 0) + (c->hi >= 0) <= 10;
+  for (int j = 0; ok && j < c->neq; j++) me.terms[me.nterm++] = c->eq[j];
+  if (ok && c->lo >= 0) me.terms[me.nterm++] = c->lo;
+  if (ok && c->hi >= 0) me.terms[me.nterm++] = c->hi;
+  for (int k = 0; ok && k < *nseen; k++) {
+    const Seen *p = &seen[k];
+    if (cheaper_subset(p, &me)) {
+      if (p->rrun < me.rrun) me.rrun = p->rrun;
+      if (p->nout - 1 < me.nout) me.nout = (PlanLogEst)(p->nout - 1);
+    } else if (cheaper_subset(&me, p)) {
+      if (p->rrun > me.rrun) me.rrun = p->rrun;
+      if (p->nout + 1 > me.nout) me.nout = (PlanLogEst)(p->nout + 1);
+    }
+  }
+  c->rrun = me.rrun;
+  c->nout = me.nout;
+  consider(pl, c, NO_ADJUST, orows, ob, groupby, outer, best, best_order);
+  if (ok && *nseen < MAX_SEEN) seen[(*nseen)++] = me;
+}
+
 /* The best access path for item i given the items in avail are looped
- * outside it. outer: i is the outermost loop (ORDER BY can be delivered). */
-static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
-                      int groupby, int outer, PlanLevel *best, int *best_order) {
+ * outside it (outer_rows of them, LogEst). outer: i is the outermost loop
+ * (ORDER BY can be delivered). The costs are SQLite's (whereLoopAddBtree,
+ * whereLoopAddBtreeIndex), in LogEst: a full scan N + 16 (3 per row); a
+ * search log N for the seek, then per row 1 + 15 * (index row width /
+ * table row width) in the index and 16 for the table row when the index
+ * does not cover; an IN multiplies by its values. */
+static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
+                      SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = item_rows(it);
+  PlanLogEst N = item_est(it);
   PlanLevel c;
   memset(best, 0, sizeof *best);
   best->kind = -1;
@@ -1220,8 +1372,13 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     for (int k = 0; k < it->nvpath; k++) {
       const PlanVpath *vp = &it->vpath[k];
       if (vp->prereq & ~avail) continue;
-      double cost = vp->cost + (outer && ob && !vp->order ? sort_cost(vp->rows) : 0);
-      double bcost = best->cost + (outer && ob && !*best_order ? sort_cost(best->rows) : 0);
+      PlanLogEst vcost = est_from_double(vp->cost);
+      PlanLogEst cost = (PlanLogEst)(vcost + outer_rows), bcost = 0;
+      if (outer && ob && !vp->order) cost = with_sort(pl, cost, 0, ob->n);
+      if (best->kind >= 0) {
+        bcost = run_cost(best, outer_rows);
+        if (outer && ob && !*best_order) bcost = with_sort(pl, bcost, 0, ob->n);
+      }
       /* a tie goes to the path needing fewer items (SQLite's whereLoopInsert) */
       if (best->kind >= 0 &&
           (cost > bcost ||
@@ -1230,34 +1387,40 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
         continue;
       c.kind = PLAN_VTAB;
       c.vpath = k;
-      c.rows = vp->rows;
-      c.cost = vp->cost;
+      c.nout = plan_logest(vp->rows > 1 ? (uint64_t)vp->rows : 1);
+      c.rrun = vcost;
       *best = c;
       *best_order = outer && ob && vp->order;
     }
     if (best->kind < 0) { /* none usable here: a last resort (the caller reports it) */
       c.kind = PLAN_VTAB;
       c.vpath = -1;
-      c.rows = 1e30;
-      c.cost = 1e30;
+      c.nout = 30000;
+      c.rrun = 30000;
       *best = c;
     }
     return;
   }
-  /* full scan */
+  int st = tab ? table_width(tab) : 1;
+  if (st <= 0) st = 1;
+  /* full scan (of a WITHOUT ROWID table: its PRIMARY KEY's, weighed in
+   * the place SQLite's index list gives it, unless INDEXED BY skips it) */
   c.kind = PLAN_SCAN;
-  c.rows = N;
-  c.cost = N * ROW_TABLE;
+  c.nout = N;
+  c.rrun = (PlanLogEst)(N + 16);
+  int pk_scan_later = tab && tab->without_rowid && !it->indexed_by;
   if (tab && tab->without_rowid) {
     c.idx = tab->pk_index;
     c.is_pk = 1;
+    c.rrun = (PlanLogEst)(N + 1 + (15 * index_width(tab, tab->pk_index)) / st);
   }
-  if (!sub) consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+  if (!sub && !pk_scan_later) consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
   if (!tab) return;
   if (it->is_sub) {
     if (it->auto_ok) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
     return;
   }
+  PlanLogEst rlog = est_log(N);
   /* rowid paths */
   if (!tab->without_rowid && !it->indexed_by) {
     for (int k = 0; k < pl->nterm; k++) {
@@ -1270,9 +1433,9 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.kind = PLAN_ROWID_EQ;
       c.neq = 1;
       c.eq[0] = k;
-      c.rows = in_count(t);
-      c.cost = in_count(t) * (seek_cost(N) + ROW_TABLE);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      c.nout = in_est(t);
+      c.rrun = (PlanLogEst)(plan_logest_add(rlog, 16) + in_est(t));
+      consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
       break;
     }
     int lo, hi;
@@ -1283,14 +1446,15 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.kind = PLAN_ROWID_RANGE;
       c.lo = lo;
       c.hi = hi;
-      c.rows = N / ((lo >= 0 && hi >= 0) ? 16 : 4);
-      c.cost = seek_cost(N) + c.rows * ROW_TABLE;
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      c.nout = range_est(N, lo, hi);
+      c.rrun = plan_logest_add(rlog, (PlanLogEst)(c.nout + 16));
+      consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
     }
   }
   /* indexes */
   const Index *order[64];
-  int norder = sqlite_index_order(tab, order, 64);
+  int norder = sqlite_index_order(tab, order, 64), nseen = 0;
+  Seen seen[MAX_SEEN];
   for (int oi = 0; oi < norder; oi++) {
     const Index *idx = order[oi];
     if (it->not_indexed && idx != tab->pk_index) continue;
@@ -1309,8 +1473,10 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.is_pk = (uint8_t)is_pk;
     c.covering = (uint8_t)(cov && !is_pk);
     c.lo = c.hi = -1;
-    double nseek = 1;
-    int all_eq = 1;
+    PlanLogEst rsize = idx_est(idx, N, 0), irlog = est_log(rsize);
+    int nin = 0, nnull = 0;
+    int pin[PLAN_MAX_EQ + 1], pnull[PLAN_MAX_EQ + 1]; /* nin, nnull of each prefix */
+    pin[0] = pnull[0] = 0;
     int j = 0;
     for (; j < idx->nkey && j < PLAN_MAX_EQ; j++) {
       int found = -1;
@@ -1327,9 +1493,20 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
         }
       }
       if (found < 0) break;
+      const PlanTerm *ft = &pl->terms[found];
+      if (ft->op == PLAN_OP_IN && idx->nstat > 0 && irlog >= 10) {
+        /* SQLite: with statistics, an IN whose values cost more to seek
+         * than the rows they select to scan is tested on the rows instead
+         * (M log K < K log N), unless no IN precedes it (a seek-scan) */
+        PlanLogEst k = in_est(ft);
+        int x = idx_est(idx, N, j) + est_log(k) + 10 - (k + irlog);
+        if (x < 0 && nin >= 2) break;
+      }
       c.eq[j] = found;
-      if (pl->terms[found].op != PLAN_OP_EQ && pl->terms[found].op != PLAN_OP_IN) all_eq = 0;
-      nseek *= in_count(&pl->terms[found]);
+      nin += in_est(ft);
+      if (ft->op == PLAN_OP_ISNULL) nnull++;
+      pin[j + 1] = nin;
+      pnull[j + 1] = nnull;
     }
     c.neq = j;
     int lo = -1, hi = -1;
@@ -1338,65 +1515,50 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       find_range(pl, i, avail, idx, rj, &lo, &hi);
     c.lo = lo;
     c.hi = hi;
+    int si = index_width(tab, idx);
     if (c.neq == 0 && lo < 0 && hi < 0) {
       /* a full index scan: for order, or because it covers and its rows
        * are narrower than the table's (SQLite's rule); each entry costs
-       * in proportion to the widths, as SQLite's rSize + 1 + 15 * szIdx /
-       * szTab against a table scan's rSize + 16 */
+       * 1 + 15 * szIdx / szTab, 16 more for the table row when the index
+       * does not cover */
       c.kind = PLAN_SCAN;
-      double NI = index_rows(idx, N);
-      c.rows = NI;
-      if (is_pk || sub) continue; /* the plain scan above */
-      int st = table_width(tab), si = index_width(tab, idx);
+      c.nout = rsize;
+      if (sub) continue;
       int narrow = si < st || tab->without_rowid || idx->where || it->indexed_by;
-      if (!(cov && narrow) && !(outer && ob)) continue;
-      double per = ROW_TABLE * pow(2.0, (1 + (15 * si) / (st > 0 ? st : 1) - 16) / 10.0);
-      c.cost = NI * (cov ? per : per + ROW_TABLE);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      if (!is_pk && !(cov && narrow) && !(outer && ob)) continue;
+      c.rrun = (PlanLogEst)(rsize + 1 + (15 * si) / st);
+      if (!cov) c.rrun = plan_logest_add(c.rrun, (PlanLogEst)(rsize + 16));
+      index_candidate(pl, &c, cov, rsize, seen, &nseen, outer_rows, ob, groupby, outer, best,
+                      best_order);
       continue;
     }
     ((Table *)tab)->stats_used = 1; /* invariant 5: PRAGMA optimize's hint */
-    double rows;
-    if (c.neq == idx->nkey && idx->unique && all_eq)
-      rows = 1;
-    else if (c.neq > 0)
-      rows = eq_rows(idx, c.neq);
-    else
-      rows = index_rows(idx, N);
-    if (lo >= 0 && hi >= 0)
-      rows /= 16;
-    else if (lo >= 0 || hi >= 0)
-      rows /= 4;
-    if (rows < 1) rows = 1;
-    rows *= nseek;
-    c.rows = rows;
-    /* with statistics a row lookup costs less than a seek (SQLite's model:
-     * a half-table index search still beats a scan); each key column a
-     * range search (or, with statistics, any search) leaves unused costs a
-     * little: of equally selective indexes the narrower wins, as SQLite's
-     * index-width term decides */
-    double look = tab->has_stat ? ROW_LOOKUP_STAT : LOOKUP;
-    c.cost = nseek * seek_cost(N) + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
-    if (tab->has_stat || c.neq == 0) c.cost += rows * 0.05 * (idx->nkey - c.neq);
-    consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    /* as SQLite, each prefix of the equality terms is a loop of its own,
+     * then the one with the range */
+    int neq = c.neq, nrng = lo >= 0 || hi >= 0;
+    for (int d = neq > 0 ? 1 : 0; d <= neq + nrng; d++) {
+      int q = d <= neq ? d : neq, rng = d > neq;
+      if (!rng && d == 0) continue;
+      PlanLevel cd = c;
+      cd.neq = q;
+      cd.lo = rng ? lo : -1;
+      cd.hi = rng ? hi : -1;
+      int nout = q > 0 ? idx_est(idx, N, q) + 10 * pnull[q] : rsize;
+      if (rng) nout = range_est((PlanLogEst)nout, lo, hi);
+      int rcost = plan_logest_add(irlog, (PlanLogEst)(nout + 1 + (15 * si) / st));
+      if (!cov) rcost = plan_logest_add((PlanLogEst)rcost, (PlanLogEst)(nout + 16));
+      cd.rrun = (PlanLogEst)(rcost + pin[q]);
+      cd.nout = (PlanLogEst)(nout + pin[q]);
+      index_candidate(pl, &cd, cov, rsize, seen, &nseen, outer_rows, ob, groupby, outer, best,
+                      best_order);
+    }
   }
   if (!sub && !tab->without_rowid && !it->not_indexed && !it->indexed_by)
-    or_path(pl, i, avail, ob, groupby, outer, best, best_order);
+    or_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
   if (!sub) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
 }
 
 /* ---- join order ---- */
-
-typedef struct Search {
-  const Planner *pl;
-  SqlExprList *ob;
-  int groupby;
-  int n;
-  PlanLevel *cur, *best;
-  int cur_order, best_order;
-  double best_cost;
-  int found;
-} Search;
 
 static int may_place(const Planner *pl, int i, uint64_t placed) {
   const PlanItem *it = &pl->items[i];
@@ -1409,17 +1571,20 @@ static int may_place(const Planner *pl, int i, uint64_t placed) {
   return 1;
 }
 
-static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost);
-
-/* SQLite's WHERE_VIEWSCAN tuning: a full scan of a subquery, view or CTE
- * as the outermost loop counts half its cost and an eighth of its rows
- * (rCost -10, nOut -30 in LogEst), so such an item goes outside a table
- * that is no bigger. */
-static void viewscan_adjust(const Planner *pl, const PlanLevel *L, int depth, double *rows,
-                            double *cost) {
-  if (depth != 0 || L->kind != PLAN_SCAN || !pl->items[L->item].is_sub) return;
-  *rows /= 8;
-  *cost /= 2;
+/* The cost of a path after adding level L at depth (outer_rows looped
+ * outside it) and, in *rows, its rows. SQLite's WHERE_VIEWSCAN tuning: a
+ * full scan of a subquery, view or CTE as the outermost loop of a join
+ * counts LogEst 10 less cost and 30 fewer rows, so such an item goes
+ * outside a table that is no bigger. */
+static PlanLogEst step_cost(const Planner *pl, const PlanLevel *L, int depth, PlanLogEst outer_rows,
+                            PlanLogEst cost, PlanLogEst *rows) {
+  PlanLogEst lcost = run_cost(L, outer_rows);
+  *rows = (PlanLogEst)(outer_rows + L->nout);
+  if (depth == 0 && pl->nitem > 1 && L->kind == PLAN_SCAN && pl->items[L->item].is_sub) {
+    *rows = (PlanLogEst)(*rows - 30);
+    lcost = (PlanLogEst)(lcost - 10);
+  }
+  return depth == 0 ? lcost : plan_logest_add(cost, lcost);
 }
 
 static int same_path(const PlanLevel *a, const PlanLevel *b) {
@@ -1427,142 +1592,350 @@ static int same_path(const PlanLevel *a, const PlanLevel *b) {
          a->hi == b->hi;
 }
 
-/* Besides item i's cheapest path at this depth (plain), its cheapest path
- * that continues the order delivered so far (ob from term k, the items of
- * settled distinct): dearer here, it may save the sort at the end. */
-static void search_chain(Search *s, int depth, int i, uint64_t placed, double outer_rows,
-                         double cost, int k, uint64_t settled, const PlanLevel *plain) {
-  Planner *mpl = (Planner *)s->pl; /* the chain fields are scratch state of the search */
-  int ord = 0;
-  mpl->chain_ob = s->ob;
-  mpl->chain_k = k;
-  mpl->chain_settled = settled;
-  best_path(s->pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
-            &s->cur[depth], &ord);
-  mpl->chain_ob = NULL;
-  PlanLevel *L = &s->cur[depth];
-  if (L->kind < 0 || same_path(L, plain)) return;
-  if (depth == 0) s->cur_order = 0;
-  double rows = L->rows, lcost = L->cost;
-  viewscan_adjust(s->pl, L, depth, &rows, &lcost);
-  search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
+/* ---- the solver (SQLite's wherePathSolver) ----
+ *
+ * Paths grow one loop per step. Each step keeps at most mx paths (1 for
+ * one item, 5 for two, 10 for more): of the paths over the same items
+ * whose order is decided alike (SQLite's isOrdered, undecided or not) the
+ * better by (cost, rows, cost before the sort); when full, a candidate no
+ * better than the worst kept is dropped, else it replaces the worst. The
+ * loops a path may add for an item: its cheapest path at that place and,
+ * while the order is still being delivered, its cheapest path continuing
+ * it. A path whose order is decided short of the whole pays the sort. */
+
+typedef struct SolvePath {
+  uint64_t placed;
+  PlanLogEst rows, cost, un;
+  int ordered; /* -1: the order so far may still be continued; else the terms delivered */
+  int ord0;    /* the outermost loop alone delivers the order */
+  PlanLevel *lv;
+} SolvePath;
+
+/* SQLite's isOrdered of the loops lv[0..n): all of ob delivered (ob->n),
+ * -1 while the loops so far deliver a prefix ending on order-distinct
+ * loops (an inner loop may continue it), else the prefix delivered (0:
+ * none, or the caller sorts in full). */
+static int path_ordered(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
+                        int ord0) {
+  uint64_t settled, rev;
+  int live;
+  if (ord0) return ob->n;
+  int k = chain_walk(pl, lv, n, ob, groupby, &settled, &rev, &live);
+  if (k == ob->n) return ob->n;
+  if (live && n < pl->nitem) return -1;
+  return groupby || !pl->prefix ? 0 : chain_prefix(pl, lv, n, ob, groupby, &rev);
 }
 
-static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost) {
-  const Planner *pl = s->pl;
-  if (s->found && cost >= s->best_cost) return;
-  if (depth == s->n) {
-    double total = cost;
-    uint64_t rev;
-    if (s->ob && !s->cur_order && !chain_order(pl, s->cur, s->n, s->ob, s->groupby, &rev))
-      total += sort_part(pl, s->cur, s->n, s->ob, s->groupby, outer_rows);
-    if (!s->found || total < s->best_cost) {
-      s->found = 1;
-      s->best_cost = total;
-      memcpy(s->best, s->cur, sizeof(PlanLevel) * (size_t)s->n);
-      s->best_order = s->cur_order;
-    }
+typedef struct Solver {
+  Planner *pl;
+  SqlExprList *ob;
+  int groupby, n, mx, nto;
+  SolvePath *to;
+  PlanLevel *scratch;
+  PlanLogEst mxcost, mxun;
+  int mxi;
+} Solver;
+
+/* Offer the path from + L (L at depth d) to the next step. */
+static void solve_offer(Solver *v, const SolvePath *from, int d, const PlanLevel *L, int ord) {
+  const Planner *pl = v->pl;
+  SolvePath c;
+  memcpy(v->scratch, from->lv, sizeof(PlanLevel) * (size_t)d);
+  v->scratch[d] = *L;
+  c.placed = from->placed | bit(L->item);
+  c.un = step_cost(pl, L, d, from->rows, from->un, &c.rows);
+  c.ord0 = d == 0 ? ord : from->ord0;
+  c.ordered = v->ob ? path_ordered(pl, v->scratch, d + 1, v->ob, v->groupby, c.ord0) : 0;
+  PlanLogEst rcost = c.un;
+  if (v->ob && c.ordered >= 0 && c.ordered < v->ob->n)
+    rcost = with_sort(pl, c.un, c.ordered, v->ob->n);
+  else
+    c.un = (PlanLogEst)(c.un - 2);
+  c.cost = rcost;
+  int j = 0;
+  for (; j < v->nto; j++)
+    if (v->to[j].placed == c.placed && (v->to[j].ordered < 0) == (c.ordered < 0)) break;
+  if (j == v->nto) {
+    if (v->nto >= v->mx && (rcost > v->mxcost || (rcost == v->mxcost && c.un >= v->mxun))) return;
+    j = v->nto < v->mx ? v->nto++ : v->mxi;
+  } else if (!better(rcost, c.rows, c.un, v->to[j].cost, v->to[j].rows, v->to[j].un)) {
     return;
   }
-  /* can this depth continue the order of the loops outside it? */
-  uint64_t settled = 0, rev;
-  int live = 0,
-      k = s->ob ? chain_walk(pl, s->cur, depth, s->ob, s->groupby, &settled, &rev, &live) : 0;
-  live = live && k < s->ob->n;
-  for (int i = 0; i < s->n; i++) {
-    if (placed & bit(i)) continue;
-    if (!may_place(pl, i, placed)) continue;
-    int ord = 0;
-    best_path(pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
-              &s->cur[depth], &ord);
-    if (depth == 0) s->cur_order = ord;
-    PlanLevel L = s->cur[depth];
-    double rows = L.rows, lcost = L.cost;
-    viewscan_adjust(pl, &L, depth, &rows, &lcost);
-    search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
-    if (live) search_chain(s, depth, i, placed, outer_rows, cost, k, settled, &L);
+  PlanLevel *keep = v->to[j].lv;
+  v->to[j] = c;
+  v->to[j].lv = keep;
+  memcpy(keep, v->scratch, sizeof(PlanLevel) * (size_t)(d + 1));
+  if (v->nto >= v->mx) {
+    v->mxi = 0;
+    v->mxcost = v->to[0].cost;
+    v->mxun = v->to[0].un;
+    for (int k = 1; k < v->mx; k++) {
+      if (v->to[k].cost > v->mxcost || (v->to[k].cost == v->mxcost && v->to[k].un > v->mxun)) {
+        v->mxcost = v->to[k].cost;
+        v->mxun = v->to[k].un;
+        v->mxi = k;
+      }
+    }
   }
 }
 
-/* More than 5 items: keep the BEAM cheapest partial orders at each depth
- * (one per set of placed items), then replay the best one. */
-#define BEAM 8
-typedef struct BeamPath {
-  uint64_t placed;
-  double rows, cost;
-  int order;
-  int seq[64];
-} BeamPath;
-
-static int beam_cmp(const BeamPath *a, const BeamPath *b) {
-  return a->cost < b->cost ? -1 : a->cost > b->cost ? 1 : 0;
-}
-
-static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
-  int n = pl->nitem;
-  BeamPath *cur = util_arena_alloc(pl->arena, sizeof(BeamPath) * BEAM);
-  BeamPath *cand = util_arena_alloc(pl->arena, sizeof(BeamPath) * (size_t)BEAM * (size_t)n);
-  if (!cur || !cand) return pl->rc = SHALE_NOMEM;
-  int ncur = 1;
-  memset(&cur[0], 0, sizeof cur[0]);
-  cur[0].rows = 1;
+static int solve(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
+  int n = pl->nitem, mx = n <= 1 ? 1 : n == 2 ? 5 : 10;
+  SolvePath *a = util_arena_zalloc(pl->arena, sizeof(SolvePath) * (size_t)mx * 2);
+  PlanLevel *buf =
+      util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n * (size_t)(2 * mx + 1));
+  if (!a || !buf) return pl->rc = SHALE_NOMEM;
+  for (int k = 0; k < 2 * mx; k++) a[k].lv = buf + (size_t)k * (size_t)n;
+  Solver v = {.pl = pl,
+              .ob = ob,
+              .groupby = groupby,
+              .n = n,
+              .mx = mx,
+              .scratch = buf + (size_t)(2 * mx) * (size_t)n};
+  SolvePath *from = a, *to = a + mx;
+  int nfrom = 1;
+  from[0].placed = 0;
+  from[0].rows = from[0].cost = from[0].un = 0;
+  from[0].ordered = ob ? -1 : 0;
   for (int d = 0; d < n; d++) {
-    int ncand = 0;
-    for (int k = 0; k < ncur; k++) {
+    v.to = to;
+    v.nto = 0;
+    for (int f = 0; f < nfrom; f++) {
+      const SolvePath *p = &from[f];
+      uint64_t settled = 0, rev;
+      int live = 0, k = 0;
+      if (ob && p->ordered < 0) k = chain_walk(pl, p->lv, d, ob, groupby, &settled, &rev, &live);
+      live = live && ob && k < ob->n;
       for (int i = 0; i < n; i++) {
-        if ((cur[k].placed & bit(i)) || !may_place(pl, i, cur[k].placed)) continue;
+        if ((p->placed & bit(i)) || !may_place(pl, i, p->placed)) continue;
         PlanLevel L;
         int ord = 0;
-        best_path(pl, i, cur[k].placed, cur[k].rows, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
-        BeamPath np = cur[k];
-        np.placed |= bit(i);
-        np.seq[d] = i;
-        double rows = L.rows, lcost = L.cost;
-        viewscan_adjust(pl, &L, d, &rows, &lcost);
-        np.cost += np.rows * lcost;
-        np.rows *= rows;
-        if (d == 0) np.order = ord;
-        if (d == n - 1 && ob && !np.order) np.cost += sort_cost(np.rows);
-        /* one path per placed set: keep the cheaper */
-        int j = 0;
-        while (j < ncand && cand[j].placed != np.placed) j++;
-        if (j < ncand) {
-          if (beam_cmp(&np, &cand[j]) < 0) cand[j] = np;
-        } else if (ncand < BEAM * n) {
-          cand[ncand++] = np;
+        best_path(pl, i, p->placed, p->rows, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
+        if (L.kind < 0) continue;
+        solve_offer(&v, p, d, &L, ord);
+        if (!live || pl->rc) continue;
+        pl->chain_ob = ob;
+        pl->chain_k = k;
+        pl->chain_settled = settled;
+        PlanLevel C;
+        best_path(pl, i, p->placed, p->rows, d == 0 ? ob : NULL, groupby, d == 0, &C, &ord);
+        pl->chain_ob = NULL;
+        if (C.kind >= 0 && !same_path(&C, &L)) solve_offer(&v, p, d, &C, 0);
+      }
+    }
+    if (pl->rc) return pl->rc;
+    if (v.nto == 0) return pl->rc = SHALE_INTERNAL;
+    SolvePath *t = from;
+    from = to;
+    to = t;
+    nfrom = v.nto;
+  }
+  int b = 0;
+  for (int k = 1; k < nfrom; k++)
+    if (from[b].cost > from[k].cost) b = k;
+  memcpy(out->levels, from[b].lv, sizeof(PlanLevel) * (size_t)n);
+  out->order_ok = (uint8_t)from[b].ord0;
+  out->cost = from[b].cost;
+  out->rows = from[b].rows;
+  finish_order(pl, out, ob, groupby);
+  return SHALE_OK;
+}
+
+/* One pass of the choice for order_by (NULL: none weighed). */
+static int choose_pass(Planner *pl, SqlExprList *order_by, int flags, int groupby, Plan *out) {
+  int n = pl->nitem;
+  memset(out, 0, sizeof *out);
+  out->nlevel = n;
+  out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
+  if (!out->levels) return pl->rc = SHALE_NOMEM;
+  if (flags & PLAN_NO_REORDER) {
+    /* FROM order: each depth takes the first item it may place */
+    uint64_t placed = 0;
+    PlanLogEst rows = 0, cost = 0;
+    for (int d = 0; d < n; d++) {
+      int pick = -1, ord = 0;
+      for (int i = 0; i < n && pick < 0; i++)
+        if (!(placed & bit(i)) && may_place(pl, i, placed)) pick = i;
+      if (pick < 0) return pl->rc = SHALE_INTERNAL;
+      best_path(pl, pick, placed, rows, d == 0 ? order_by : NULL, groupby, d == 0, &out->levels[d],
+                &ord);
+      if (d == 0) out->order_ok = (uint8_t)ord;
+      placed |= bit(pick);
+      cost = step_cost(pl, &out->levels[d], d, rows, cost, &rows);
+    }
+    out->cost = cost;
+    out->rows = rows;
+    finish_order(pl, out, order_by, groupby);
+    return SHALE_OK;
+  }
+  return solve(pl, order_by, groupby, out);
+}
+
+/* The collation name of column c of item (NULL = BINARY). */
+static const char *col_coll(const Planner *pl, int item, int c) {
+  const Table *tab = pl->items[item].tab;
+  return c >= 0 && c < tab->ncol ? tab->cols[c].coll : NULL;
+}
+
+static int coll_same(const char *a, const char *b) {
+  return util_stricmp(a ? a : "BINARY", b ? b : "BINARY") == 0;
+}
+
+/* Is term e "A.x = B.y" (or IS) between two columns whose values equal
+ * under it are the same values (SQLite's termIsEquivalence: the same
+ * affinity or both numeric; a BINARY comparison, or both columns of its
+ * collation)? Sets the column sides. */
+static int is_equivalence(const Planner *pl, const PlanTerm *e, int *ai, int *ac, int *bi,
+                          int *bc) {
+  if (e->parent >= 0 || e->group >= 0 || e->on_item != -1 || !e->op) return 0;
+  if (e->expr->op != SQL_E_BINARY || (e->expr->sub != TK_EQ && e->expr->sub != TK_IS)) return 0;
+  *ai = col_item(pl, e->expr->a, ac);
+  *bi = col_item(pl, e->expr->b, bc);
+  if (*ai < 0 || *bi < 0 || (*ai == *bi && *ac == *bc)) return 0;
+  if (pl->items[*ai].is_sub || pl->items[*bi].is_sub) return 0;
+  const Table *ta = pl->items[*ai].tab, *tb = pl->items[*bi].tab;
+  char fa = *ac >= 0 ? ta->cols[*ac].affinity : AFF_INTEGER;
+  char fb = *bc >= 0 ? tb->cols[*bc].affinity : AFF_INTEGER;
+  if (fa != fb && !(is_numeric_aff(fa) && is_numeric_aff(fb))) return 0;
+  if (coll_same(e->coll, NULL)) return 1;
+  return coll_same(e->coll, col_coll(pl, *ai, *ac)) && coll_same(e->coll, col_coll(pl, *bi, *bc));
+}
+
+/* SQLite's transitive constraints (whereScanNext following WO_EQUIV terms):
+ * for "A.x = B.y" and a comparison of B.y with a value that does not read
+ * A, the same comparison of A.x drives A's paths (a derived term, equiv
+ * set; its parent is still tested where it is). Chains of equalities are
+ * followed until nothing new comes. */
+static void add_equiv_terms(Planner *pl) {
+  for (int round = 0; round < 4; round++) {
+    int added = 0, n = pl->nterm;
+    for (int ei = 0; ei < n && !pl->rc; ei++) {
+      int ai, ac, bi, bc;
+      if (!is_equivalence(pl, &pl->terms[ei], &ai, &ac, &bi, &bc)) continue;
+      for (int side = 0; side < 2; side++) {
+        int to = side ? bi : ai, tc = side ? bc : ac, from = side ? ai : bi, fc = side ? ac : bc;
+        const Table *tt = pl->items[to].tab;
+        if (!tt || tt->vtab || pl->items[to].nvpath) continue;
+        for (int k = 0; k < n && pl->nterm < 4096; k++) {
+          const PlanTerm *t = &pl->terms[k];
+          if (t->item != from || t->column != fc || t->group >= 0 || t->on_item != -1) continue;
+          if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL | PLAN_OP_RANGE))) continue;
+          if (t->expr == pl->terms[ei].expr || (t->prereq & bit(to)) || !t->usable) continue;
+          if (t->expr->op != SQL_E_BINARY && t->expr->op != SQL_E_BETWEEN &&
+              t->expr->op != SQL_E_ISNULL)
+            continue;
+          if (!coll_same(t->coll, col_coll(pl, from, fc))) continue;
+          int dup = 0; /* already derived (or written) for the target column */
+          for (int q = 0; q < pl->nterm && !dup; q++) {
+            const PlanTerm *u = &pl->terms[q];
+            dup = u->item == to && u->column == tc && u->op == t->op && u->value == t->value &&
+                  u->group < 0;
+          }
+          if (dup) continue;
+          PlanTerm *d = new_term(pl);
+          if (!d) return;
+          t = &pl->terms[k];
+          *d = *t;
+          d->parent = k;
+          d->item = to;
+          d->column = tc;
+          d->col_expr = skip_collate(side ? pl->terms[ei].expr->b : pl->terms[ei].expr->a);
+          d->equiv = 1;
+          added = 1;
         }
       }
     }
-    if (ncand == 0) return pl->rc = SHALE_INTERNAL;
-    /* the BEAM cheapest (selection; ties keep the earlier, FROM-order ones) */
-    ncur = 0;
-    for (int k = 0; k < BEAM && k < ncand; k++) {
-      int best = -1;
-      for (int j = 0; j < ncand; j++) {
-        if (cand[j].placed == 0) continue;
-        if (best < 0 || beam_cmp(&cand[j], &cand[best]) < 0) best = j;
+    if (!added) break;
+  }
+}
+
+/* SQLite's WHERE constant propagation (propagateConstants), for the plan:
+ * with a term "A.x = constant" (A.x a column as written, the constant of
+ * no affinity, a BINARY comparison), a comparison "A.x op B.y" of the
+ * WHERE or an inner ON is planned as "constant op B.y": its B.y form gets
+ * a copy valued by the constant (equiv: it drives B's paths and never
+ * stands for the comparison, which is still tested as written), its forms
+ * on A.x drive nothing, and it counts as a term of B alone in the rows
+ * (pmask). A column of BLOB affinity is replaced only as the left operand,
+ * or the right one of a left operand not of TEXT affinity (SQLite's
+ * bHasAffBlob rule). A query with a RIGHT JOIN holds no such term. */
+static void propagate_constants(Planner *pl) {
+  int n = pl->nterm;
+  for (int ci = 0; ci < n && !pl->rc; ci++) {
+    const PlanTerm *c = &pl->terms[ci];
+    if (c->parent >= 0 || c->group >= 0 || c->on_item != -1 || c->op != PLAN_OP_EQ) continue;
+    SqlExpr *ce = c->expr;
+    if (ce->op != SQL_E_BINARY || ce->sub != TK_EQ || c->prereq || c->varies) continue;
+    SqlExpr *ccol = c->col_expr == ce->a ? ce->a : c->col_expr == ce->b ? ce->b : NULL;
+    if (!ccol || ccol->op != SQL_E_COLREF || !coll_same(c->coll, NULL)) continue;
+    SqlExpr *cv = skip_collate(c->value);
+    if (!cv || cv->op == SQL_E_CAST || cv->op == SQL_E_COLLATE || cv != c->value) continue;
+    if (!pl->hooks.is_constant(pl->hooks.ctx, c->value)) continue;
+    if (pl->items[c->item].is_sub || !pl->items[c->item].tab) continue;
+    const Table *ta = pl->items[c->item].tab;
+    char aff = c->column >= 0 ? ta->cols[c->column].affinity : AFF_INTEGER;
+    int blob = aff == AFF_BLOB || aff == 0, first = 1;
+    for (int k = ci + 1; k < n && first; k++) { /* one constant a column: SQLite's last */
+      const PlanTerm *o = &pl->terms[k];
+      if (o->parent < 0 && o->group < 0 && o->on_item == -1 && o->op == PLAN_OP_EQ &&
+          o->item == c->item && o->column == c->column && !o->prereq && !o->varies &&
+          o->expr->op == SQL_E_BINARY && o->expr->sub == TK_EQ)
+        first = 0;
+    }
+    if (!first) continue;
+    int a = c->item, x = c->column;
+    SqlExpr *cval = c->value;
+    for (int ti = 0; ti < n && !pl->rc; ti++) {
+      PlanTerm *t = &pl->terms[ti];
+      if (ti == ci || t->parent >= 0 || t->group >= 0 || t->on_item != -1 || t->pmask) continue;
+      SqlExpr *e = t->expr;
+      if (e->op != SQL_E_BINARY || !e->a || !e->b) continue;
+      if (e->sub != TK_EQ && e->sub != TK_NE && e->sub != TK_LT && e->sub != TK_LE &&
+          e->sub != TK_GT && e->sub != TK_GE && e->sub != TK_IS)
+        continue;
+      int ca, cb, ia = col_item(pl, e->a, &ca), ib = col_item(pl, e->b, &cb);
+      int side = ia == a && ca == x && e->a->op == SQL_E_COLREF   ? 0
+                 : ib == a && cb == x && e->b->op == SQL_E_COLREF ? 1
+                                                                  : -1;
+      if (side < 0) continue;
+      if (blob && side == 1) {
+        /* the right operand only when the left one is not of TEXT affinity */
+        int lc, li = col_item(pl, e->a, &lc);
+        if (li >= 0 && lc >= 0 && pl->items[li].tab->cols[lc].affinity == AFF_TEXT) continue;
       }
-      if (best < 0) break;
-      cur[ncur++] = cand[best];
-      cand[best].placed = 0;
+      SqlExpr *other = side ? e->a : e->b;
+      uint64_t om = pl->hooks.mask(pl->hooks.ctx, other);
+      int oc, oi = col_item(pl, other, &oc);
+      /* the other operand reads items but A only as another column of it */
+      if (!om || ((om & bit(a)) && (om != bit(a) || oi != a || oc == x))) continue;
+      t->pmask = om;
+      t->pconst = cval;
+      t->peq = (uint8_t)(e->sub == TK_EQ && oi >= 0);
+      /* its forms: on A.x none; on the other side valued by the constant */
+      for (int k = 0; k < pl->nterm && !pl->rc; k++) {
+        PlanTerm *f = &pl->terms[k];
+        if (k != ti && f->parent != ti) continue;
+        if (!f->op || f->equiv) continue;
+        if (f->item == a && f->column == x) {
+          f->usable = 0;
+          continue;
+        }
+        if (f->item != oi || f->column != oc || skip_collate(f->value) == NULL) continue;
+        int va, vi = col_item(pl, f->value, &va);
+        if (vi != a || va != x) continue;
+        PlanTerm *d = new_term(pl);
+        if (!d) return;
+        f = &pl->terms[k];
+        *d = *f;
+        d->parent = ti;
+        d->value = cval;
+        d->prereq = 0;
+        d->equiv = 2;
+        d->pmask = 0;
+        f->usable = 0;
+      }
     }
   }
-  /* replay */
-  uint64_t placed = 0;
-  double rows = 1;
-  for (int d = 0; d < n; d++) {
-    int ord = 0;
-    best_path(pl, cur[0].seq[d], placed, rows, d == 0 ? ob : NULL, groupby, d == 0, &out->levels[d],
-              &ord);
-    if (d == 0) out->order_ok = (uint8_t)ord;
-    placed |= bit(cur[0].seq[d]);
-    double lrows = out->levels[d].rows, lcost = 0;
-    viewscan_adjust(pl, &out->levels[d], d, &lrows, &lcost);
-    rows *= lrows;
-  }
-  out->cost = cur[0].cost;
-  finish_order(pl, out, ob, groupby);
-  return SHALE_OK;
 }
 
 int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
@@ -1571,56 +1944,22 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   int n = pl->nitem;
   out->nlevel = n;
   if (n == 0) return SHALE_OK;
-  out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
-  PlanLevel *cur = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
-  if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
   /* 2: a GROUP BY whose terms the loops may deliver in any order */
   int groupby = !(flags & PLAN_GROUPBY) ? 0 : (flags & PLAN_SORTBYGROUP) ? 1 : 2;
   pl->no_auto = (flags & PLAN_NO_AUTO) != 0;
   pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
+  pl->distinct = (flags & PLAN_DISTINCT) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;
-  if (!(flags & PLAN_NO_REORDER) && n > 5) return beam_choose(pl, order_by, groupby, out);
-  if (flags & PLAN_NO_REORDER) {
-    /* FROM order */
-    uint64_t placed = 0;
-    double outer = 1, cost = 0;
-    for (int d = 0; d < n; d++) {
-      int pick = -1, pick_ord = 0;
-      PlanLevel L;
-      for (int i = 0; i < n; i++) {
-        if (placed & bit(i)) continue;
-        if (!may_place(pl, i, placed)) continue;
-        int ord = 0;
-        best_path(pl, i, placed, outer, d == 0 ? order_by : NULL, groupby, d == 0, &L, &ord);
-        if (pick < 0 || L.cost * outer < out->levels[d].cost * outer - 1e-9) {
-          pick = i;
-          pick_ord = ord;
-          out->levels[d] = L;
-        }
-        if (flags & PLAN_NO_REORDER) break;
-      }
-      if (pick < 0) return pl->rc = SHALE_INTERNAL;
-      if (d == 0) out->order_ok = (uint8_t)pick_ord;
-      placed |= bit(pick);
-      cost += outer * out->levels[d].cost;
-      outer *= out->levels[d].rows;
-    }
-    out->cost = cost;
-    finish_order(pl, out, order_by, groupby);
-    return SHALE_OK;
+  propagate_constants(pl);
+  add_equiv_terms(pl);
+  if (pl->rc) return pl->rc;
+  pl->sort_rows = -1;
+  if (order_by) {
+    /* as SQLite's two solver passes: the rows of the best plan without
+     * the order are the rows whose sort the second pass weighs */
+    int rc = choose_pass(pl, NULL, flags, groupby, out);
+    if (rc) return rc;
+    pl->sort_rows = (PlanLogEst)(out->rows + 1);
   }
-  Search s;
-  memset(&s, 0, sizeof s);
-  s.pl = pl;
-  s.ob = order_by;
-  s.groupby = groupby;
-  s.n = n;
-  s.cur = cur;
-  s.best = out->levels;
-  search(&s, 0, 0, 1, 0);
-  if (!s.found) return pl->rc = SHALE_INTERNAL;
-  out->order_ok = (uint8_t)s.best_order;
-  out->cost = s.best_cost;
-  finish_order(pl, out, order_by, groupby);
-  return SHALE_OK;
+  return choose_pass(pl, order_by, flags, groupby, out);
 }

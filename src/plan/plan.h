@@ -27,6 +27,15 @@
 
 #define PLAN_MAX_EQ 64 /* index columns a path may constrain */
 
+/* SQLite's LogEst: 10 * log2(x) as a small integer (1 -> 0, 2 -> 10,
+ * 1000 -> 99, 1048576 -> 200). The planner's costs and row counts are
+ * LogEst sums, as SQLite's, so its choices break ties as SQLite's do. */
+typedef int16_t PlanLogEst;
+/* LogEst of x (x < 2: 0). */
+PlanLogEst plan_logest(uint64_t x);
+/* LogEst of a + b given LogEst a and b (SQLite's sqlite3LogEstAdd). */
+PlanLogEst plan_logest_add(PlanLogEst a, PlanLogEst b);
+
 /* PlanTerm.op */
 #define PLAN_OP_EQ 0x001 /* col = value */
 #define PLAN_OP_IS 0x002 /* col IS value (NULL matches NULL) */
@@ -60,6 +69,14 @@ typedef struct PlanTerm {
   const char *coll;         /* comparison collation name (NULL = BINARY); caller fills */
   const Collation *collseq; /* the same collation (NULL = BINARY); caller fills */
   uint8_t usable;           /* caller: 0 if the term may not drive an index (e.g. bad collation) */
+  uint64_t pmask;           /* != 0: the items the term reads once SQLite's constant propagation
+                               replaced its column operand (plan.c propagate_constants) */
+  SqlExpr *pconst;          /* ... the constant that replaced it */
+  uint8_t peq;              /* ... the term is then "column = constant" (its truth cap) */
+  uint8_t equiv;            /* derived through a column equality (1, SQLite's WO_EQUIV: the
+                               parent's comparison on an equal column) or a constant
+                               (2, propagate_constants); it drives a path but never
+                               stands for its parent's test */
 } PlanTerm;
 
 /* PlanLevel.kind */
@@ -88,10 +105,11 @@ typedef struct PlanLevel {
   uint8_t is_pk;       /* idx is a WITHOUT ROWID table's PRIMARY KEY (read in place) */
   int nsub;            /* PLAN_OR: one path per disjunct */
   struct PlanLevel *sub;
-  int or_term; /* PLAN_OR: the OR term */
-  double rows; /* estimated rows out per outer row */
-  double cost; /* estimated cost per outer row */
-  int vpath;   /* PLAN_VTAB: index in the item's vpath */
+  int or_term;       /* PLAN_OR: the OR term */
+  PlanLogEst nout;   /* estimated rows out per outer row (LogEst) */
+  PlanLogEst rrun;   /* estimated cost per outer row (LogEst) */
+  PlanLogEst rsetup; /* one-time cost (automatic index build; LogEst) */
+  int vpath;         /* PLAN_VTAB: index in the item's vpath */
 } PlanLevel;
 
 /* One xBestIndex answer for a virtual table (the caller asks the module):
@@ -108,7 +126,8 @@ typedef struct PlanItem {
   uint8_t is_sub;         /* a materialized subquery: scanned, or through an automatic
                              index when auto_ok */
   uint8_t auto_ok;        /* is_sub: its rows do not change while the loops run */
-  double sub_rows;        /* is_sub: its estimated rows (SQLite's nSelectRow), 0: unknown */
+  PlanLogEst sub_rows;    /* is_sub: its estimated rows (SQLite's nSelectRow, LogEst),
+                             < 0: unknown */
   int cursor;             /* its VM cursor (column references name it) */
   uint8_t jointype;       /* SQL_JOIN_* joining it to the items on its left */
   uint8_t not_indexed;    /* NOT INDEXED */
@@ -140,6 +159,7 @@ typedef struct PlanHooks {
 #define PLAN_NO_AUTO 0x04      /* no automatic indexes (PRAGMA automatic_index=OFF) */
 #define PLAN_ORDER_PREFIX 0x08 /* the caller sorts only what a delivered prefix leaves */
 #define PLAN_SORTBYGROUP 0x10  /* with PLAN_GROUPBY: the groups must come in its term order */
+#define PLAN_DISTINCT 0x20     /* the caller wants distinct rows (sort cost: half the rows) */
 
 typedef struct Planner {
   UtilArena *arena;
@@ -149,10 +169,12 @@ typedef struct Planner {
   int nterm, capterm;
   PlanTerm *terms;
   int ngroup, capgroup;
-  int *group_or;   /* OR term of each disjunct group */
-  int cur_group;   /* internal: the group whose terms may drive paths (-1: none) */
-  uint8_t no_auto; /* internal: PLAN_NO_AUTO */
-  uint8_t prefix;  /* internal: PLAN_ORDER_PREFIX */
+  int *group_or;        /* OR term of each disjunct group */
+  int cur_group;        /* internal: the group whose terms may drive paths (-1: none) */
+  uint8_t no_auto;      /* internal: PLAN_NO_AUTO */
+  uint8_t prefix;       /* internal: PLAN_ORDER_PREFIX */
+  uint8_t distinct;     /* internal: PLAN_DISTINCT */
+  PlanLogEst sort_rows; /* internal: the rows sorted (SQLite's nRowEst), -1: no sort weighed */
   /* internal: the search asks for paths that continue this order from
    * term chain_k, the items of chain_settled looped outside (NULL: none) */
   SqlExprList *chain_ob;
@@ -169,7 +191,8 @@ typedef struct Plan {
   /* when not order_ok: how many leading order_by terms the loops deliver
    * (SQLite's partial nOBSat; 0: none), the levels' reverse flags set so */
   int order_prefix;
-  double cost;
+  PlanLogEst cost; /* LogEst */
+  PlanLogEst rows; /* rows out of the loops (LogEst) */
 } Plan;
 
 void plan_init(Planner *, UtilArena *arena, const PlanHooks *hooks, int nitem,
