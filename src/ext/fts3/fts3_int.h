@@ -28,6 +28,7 @@
 
 #include <stdint.h>
 
+#include "../tok/tok.h"
 #include "shale.h"
 
 /* ---- varints and buffers (fts3_index.c) ---- */
@@ -39,16 +40,24 @@ int fts3_put_varint(uint8_t *p, uint64_t v);
 
 /* ---- tokenizers (fts3_tok.c) ---- */
 
-typedef enum { FTS3_TOK_SIMPLE, FTS3_TOK_PORTER } Fts3TokKind;
+typedef enum { FTS3_TOK_SIMPLE, FTS3_TOK_PORTER, FTS3_TOK_UNICODE61 } Fts3TokKind;
 typedef struct Fts3Tok {
   Fts3TokKind kind;
+  ExtTokU61 u; /* the classes (simple, porter: raw bytes >= 0x80) */
 } Fts3Tok;
 /* Called for each token: its folded text, byte range in the input and
  * position. A non-zero return stops the walk and is returned. */
 typedef int (*Fts3TokenCb)(void *ctx, const char *tok, int ntok, int start, int end, int pos);
 int fts3_tokenize(const Fts3Tok *, const char *z, int n, void *ctx, Fts3TokenCb cb);
-/* Parse "tokenize=NAME ARGS" (argv without the option name); message in *err. */
+/* Parse "tokenize=NAME ARGS" (argv without the option name) into a
+ * tokenizer (the one it held freed); SQLite's message in *err. */
 int fts3_tok_parse(Fts3Tok *, const char *spec, char **err);
+void fts3_tok_free(Fts3Tok *);
+/* SQLite's FTS3 argument words: the next word or quoted string in z (its
+ * length in *n), NULL at the end; dequoting in place; the word bytes. */
+const char *fts3_next_token(const char *z, int *n);
+void fts3_dequote(char *z);
+int fts3_id_char(char c);
 
 /* ---- the table ---- */
 

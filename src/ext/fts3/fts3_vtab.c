@@ -38,6 +38,7 @@ static void set_err(Fts3Table *t, char *msg) {
 
 static void table_free(Fts3Table *t) {
   fts3_write_discard(t);
+  fts3_tok_free(&t->tok);
   shale_free(t->stat);
   shale_finalize(t->st_row);
   shale_finalize(t->st_seg);
@@ -186,6 +187,7 @@ static int init_table(shale *db, void *aux, int argc, const char *const *argv, s
   memset(t, 0, sizeof *t);
   t->db = db;
   t->fts4 = aux != NULL;
+  ext_tok_init(&t->tok.u, 1);
   t->zdb = util_strdup(argc > 1 ? argv[1] : "main");
   t->zname = util_strdup(argc > 2 ? argv[2] : "");
   char *err = NULL;
