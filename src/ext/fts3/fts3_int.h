@@ -71,6 +71,16 @@ typedef struct Fts3Table {
   int ncol;
   char **cols; /* column names */
   Fts3Tok tok;
+  /* FTS4 options (fts3_vtab.c) */
+  int has_docsize; /* FTS4 without matchinfo=fts3: %_docsize kept */
+  int desc;        /* order=desc */
+  char *content;   /* content=: the external table ("": none); NULL: %_content */
+  char *langid;    /* languageid=: the column's name, or NULL */
+  char *zcompress, *zuncompress, *zprefix; /* the option values */
+  uint8_t *notindexed;                     /* per column: named by notindexed= (not tokenized) */
+  int nprefix;                             /* prefix=: the lengths (bytes) of the prefix indexes */
+  int *prefix;
+  char *read_sql;      /* "SELECT rowid, COLS... FROM ..." reading rows (uncompressed) */
   shale_stmt *st_row;  /* SELECT * FROM %_content WHERE docid=? */
   shale_stmt *st_seg;  /* the segments, oldest first */
   shale_stmt *st_leaf; /* the leaf blocks of one segment */

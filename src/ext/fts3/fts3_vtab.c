@@ -47,79 +47,188 @@ static void table_free(Fts3Table *t) {
   shale_free(t->cols);
   shale_free(t->zdb);
   shale_free(t->zname);
+  shale_free(t->content);
+  shale_free(t->langid);
+  shale_free(t->zcompress);
+  shale_free(t->zuncompress);
+  shale_free(t->zprefix);
+  shale_free(t->notindexed);
+  shale_free(t->prefix);
+  shale_free(t->read_sql);
   shale_free(t->base.zErrMsg);
   shale_free(t);
 }
 
-/* The column name a declaration starts with (dequoted). */
+/* The column name a declaration starts with: its first word or quoted
+ * string, dequoted (SQLite's rule; "" when it has none). */
 static char *column_name(const char *z) {
-  while (*z == ' ' || *z == '\t' || *z == '\n') z++;
-  char q = *z == '[' ? ']' : (*z == '"' || *z == '\'' || *z == '`') ? *z : 0;
-  size_t n = strlen(z);
-  char *out = shale_malloc(n + 1);
+  int n = 0;
+  const char *w = fts3_next_token(z, &n);
+  char *out = shale_malloc((size_t)n + 1);
   if (!out) return NULL;
-  size_t k = 0;
-  if (q) {
-    for (size_t i = 1; i < n; i++) {
-      if (z[i] == q) {
-        if (q != ']' && z[i + 1] == q) {
-          out[k++] = z[i++];
-          continue;
-        }
-        break;
-      }
-      out[k++] = z[i];
-    }
-  } else {
-    while (k < n && z[k] != ' ' && z[k] != '\t' && z[k] != '\n') {
-      out[k] = z[k];
-      k++;
-    }
-  }
-  out[k] = 0;
+  if (w) memcpy(out, w, (size_t)n);
+  out[n] = 0;
+  fts3_dequote(out);
   return out;
 }
 
-static int add_column(Fts3Table *t, const char *def) {
+static int add_column(Fts3Table *t, const char *def, int dequoted) {
   char **c = shale_realloc(t->cols, sizeof(char *) * (size_t)(t->ncol + 1));
   if (!c) return SHALE_NOMEM;
   t->cols = c;
-  if (!(c[t->ncol] = column_name(def))) return SHALE_NOMEM;
+  if (!(c[t->ncol] = dequoted ? util_strdup(def) : column_name(def))) return SHALE_NOMEM;
   t->ncol++;
   return SHALE_OK;
 }
 
-/* An argument "key=value" or "key value" for key; the value or NULL. */
-static const char *option(const char *arg, const char *key) {
-  size_t n = strlen(key);
-  while (*arg == ' ') arg++;
-  if (util_strnicmp(arg, key, (int)n)) return NULL;
-  const char *p = arg + n;
-  while (*p == ' ') p++;
-  if (*p == '=') return p + 1;
-  return p != arg + n ? p : NULL;
+/* content=TABLE and no columns: the table's columns, but the languageid=
+ * one. */
+static int content_columns(Fts3Table *t, char **err) {
+  char *sql = util_mprintf("SELECT * FROM \"%s\".\"%s\"", t->zdb, t->content);
+  if (!sql) return SHALE_NOMEM;
+  shale_stmt *st = NULL;
+  int rc = shale_prepare_v2(t->db, sql, -1, &st, NULL);
+  shale_free(sql);
+  if (rc) {
+    *err = util_mprintf("%s", shale_errmsg(t->db));
+    return rc;
+  }
+  for (int i = 0; rc == SHALE_OK && i < shale_column_count(st); i++) {
+    const char *name = shale_column_name(st, i);
+    if (t->langid && !util_stricmp(name, t->langid)) continue;
+    rc = add_column(t, name, 1);
+  }
+  shale_finalize(st);
+  return rc;
 }
 
-static int parse_args(Fts3Table *t, int argc, const char *const *argv, char **err) {
-  for (int i = 3; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if ((v = option(a, "tokenize"))) {
-      int rc = fts3_tok_parse(&t->tok, v, err);
-      if (rc) return rc;
-      continue;
+/* prefix=: the lengths, as SQLite's fts3PrefixParameter reads them (as
+ * many as there are commas plus one, each an integer followed by any one
+ * character; 0 ignored); SHALE_ERROR when one is not a number. */
+static int parse_prefix(Fts3Table *t, const char *z) {
+  int n = *z ? 1 : 0;
+  for (const char *p = z; *p; p++) n += *p == ',';
+  t->prefix = n ? shale_malloc(sizeof(int) * (size_t)n) : NULL;
+  if (n && !t->prefix) return SHALE_NOMEM;
+  t->nprefix = 0;
+  for (int i = 0; i < n; i++) {
+    const char *p = z;
+    int v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+      v = v * 10 + (*p - '0');
+      if (v > 10000000) {
+        v = 0;
+        break;
+      }
     }
-    const char *eq = strchr(a, '=');
-    if (t->fts4 && eq) {
-      while (*a == ' ') a++;
-      if ((v = option(a, "matchinfo")) || ((v = option(a, "order")) && !util_stricmp(v, "asc")))
-        continue;
-      *err = util_mprintf("fts4 option not supported yet: %s", a);
-      return SHALE_ERROR;
-    }
-    int rc = add_column(t, a);
-    if (rc) return rc;
+    if (p == z) return SHALE_ERROR;
+    if (v) t->prefix[t->nprefix++] = v;
+    z = *p ? p + 1 : p;
   }
-  return t->ncol ? SHALE_OK : add_column(t, "content");
+  return SHALE_OK;
+}
+
+/* The FTS4 option "key=value" a (the key as written, the value dequoted);
+ * SQLite's messages. */
+static int fts4_option(Fts3Table *t, const char *a, const char *eq, char ***notidx, int *nnot,
+                       char **err) {
+  static const char *const keys[] = {"matchinfo", "prefix",  "compress",   "uncompress",
+                                     "order",     "content", "languageid", "notindexed"};
+  int nkey = (int)(eq - a), k = 0;
+  for (; k < 8; k++)
+    if ((int)strlen(keys[k]) == nkey && !util_strnicmp(a, keys[k], nkey)) break;
+  if (k == 8) {
+    *err = util_mprintf("unrecognized parameter: %s", a);
+    return SHALE_ERROR;
+  }
+  char *v = util_strdup(eq + 1);
+  if (!v) return SHALE_NOMEM;
+  fts3_dequote(v);
+  int rc = SHALE_OK;
+  char **slot[] = {NULL, &t->zprefix, &t->zcompress, &t->zuncompress,
+                   NULL, &t->content, &t->langid};
+  if (k == 0) {
+    if (util_stricmp(v, "fts3")) {
+      *err = util_mprintf("unrecognized matchinfo: %s", v);
+      rc = SHALE_ERROR;
+    }
+    t->has_docsize = 0;
+  } else if (k == 4) {
+    if (util_stricmp(v, "asc") && util_stricmp(v, "desc")) {
+      *err = util_mprintf("unrecognized order: %s", v);
+      rc = SHALE_ERROR;
+    }
+    t->desc = v[0] == 'd' || v[0] == 'D';
+  } else if (k == 7) {
+    char **n = shale_realloc(*notidx, sizeof(char *) * (size_t)(*nnot + 1));
+    if (!n) rc = SHALE_NOMEM;
+    if (n) *notidx = n, n[(*nnot)++] = v, v = NULL;
+  } else {
+    shale_free(*slot[k]);
+    *slot[k] = v;
+    v = NULL;
+  }
+  shale_free(v);
+  return rc;
+}
+
+/* The CREATE arguments as SQLite's fts3InitVtab reads them: the first
+ * "tokenize" argument, FTS4 options (an argument holding '='), columns. */
+static int parse_args(Fts3Table *t, int argc, const char *const *argv, char **err) {
+  int rc = SHALE_OK, have_tok = 0, nnot = 0;
+  char **notidx = NULL;
+  t->has_docsize = t->fts4;
+  for (int i = 3; rc == SHALE_OK && i < argc; i++) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    if (!have_tok && strlen(a) > 8 && !util_strnicmp(a, "tokenize", 8) && !fts3_id_char(a[8])) {
+      rc = fts3_tok_parse(&t->tok, a + 9, err);
+      have_tok = 1;
+    } else if (t->fts4 && eq) {
+      rc = fts4_option(t, a, eq, &notidx, &nnot, err);
+    } else {
+      rc = add_column(t, a, 0);
+    }
+  }
+  if (rc == SHALE_OK && t->content) {
+    shale_free(t->zcompress);
+    shale_free(t->zuncompress);
+    t->zcompress = t->zuncompress = NULL;
+    if (!t->ncol) rc = content_columns(t, err);
+  }
+  if (rc == SHALE_OK && !t->ncol) rc = add_column(t, "content", 1);
+  if (rc == SHALE_OK && t->zprefix && parse_prefix(t, t->zprefix) == SHALE_ERROR) {
+    *err = util_mprintf("error parsing prefix parameter: %s", t->zprefix);
+    rc = SHALE_ERROR;
+  }
+  if (rc == SHALE_OK && !(t->notindexed = shale_malloc((size_t)t->ncol))) rc = SHALE_NOMEM;
+  if (rc == SHALE_OK) memset(t->notindexed, 0, (size_t)t->ncol);
+  for (int c = 0; rc == SHALE_OK && c < t->ncol; c++)
+    for (int i = 0; i < nnot; i++)
+      if (notidx[i] && !util_stricmp(notidx[i], t->cols[c])) {
+        t->notindexed[c] = 1;
+        shale_free(notidx[i]);
+        notidx[i] = NULL;
+      }
+  for (int i = 0; i < nnot; i++) {
+    if (rc == SHALE_OK && notidx[i]) {
+      *err = util_mprintf("no such column: %s", notidx[i]);
+      rc = SHALE_ERROR;
+    }
+    shale_free(notidx[i]);
+  }
+  shale_free(notidx);
+  if (rc == SHALE_OK && !t->zcompress != !t->zuncompress) {
+    *err = util_mprintf("missing %s parameter in fts4 constructor",
+                        t->zcompress ? "uncompress" : "compress");
+    rc = SHALE_ERROR;
+  }
+  if (rc == SHALE_OK && (t->nprefix || t->desc || t->langid)) {
+    *err = util_mprintf("fts4 option not supported yet: %s", t->nprefix ? "prefix"
+                                                             : t->desc  ? "order=desc"
+                                                                        : "languageid");
+    rc = SHALE_ERROR;
+  }
+  return rc;
 }
 
 static int exec_fmt(Fts3Table *t, const char *fmt) {
@@ -145,7 +254,7 @@ static int create_shadow(Fts3Table *t) {
       util_mprintf("CREATE TABLE \"%%s\".'%%s_content'(docid INTEGER PRIMARY KEY%s);", cols);
   shale_free(cols);
   if (!fmt) return SHALE_NOMEM;
-  int rc = exec_fmt(t, fmt);
+  int rc = t->content ? SHALE_OK : exec_fmt(t, fmt);
   shale_free(fmt);
   if (rc == SHALE_OK)
     rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_segments'(blockid INTEGER PRIMARY KEY, block BLOB);");
@@ -154,11 +263,33 @@ static int create_shadow(Fts3Table *t) {
                   "CREATE TABLE \"%s\".'%s_segdir'(level INTEGER,idx INTEGER,start_block "
                   "INTEGER,leaves_end_block INTEGER,end_block INTEGER,root BLOB,PRIMARY "
                   "KEY(level, idx));");
-  if (rc == SHALE_OK && t->fts4)
+  if (rc == SHALE_OK && t->has_docsize)
     rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_docsize'(docid INTEGER PRIMARY KEY, size BLOB);");
   if (rc == SHALE_OK && t->fts4)
     rc = exec_fmt(t, "CREATE TABLE \"%s\".'%s_stat'(id INTEGER PRIMARY KEY, value BLOB);");
   return rc;
+}
+
+/* The statement reading rows, as SQLite's fts3ReadExprList: rowid, then
+ * each column (through uncompress=), from %_content or the content= table. */
+static int build_read_sql(Fts3Table *t) {
+  char *fn = t->zuncompress ? util_mprintf("\"%s\"", t->zuncompress) : util_strdup("");
+  char *sql = util_strdup("SELECT rowid");
+  for (int i = 0; fn && sql && i < t->ncol; i++) {
+    char *c = t->content ? util_mprintf("%s, x.\"%s\"", sql, t->cols[i])
+                         : util_mprintf("%s, %s(x.\"c%d%s\")", sql, fn, i, t->cols[i]);
+    shale_free(sql);
+    sql = c;
+  }
+  char *full = fn && sql
+                   ? util_mprintf("%s FROM \"%s\".\"%s%s\" AS x", sql, t->zdb,
+                                  t->content ? t->content : t->zname, t->content ? "" : "_content")
+                   : NULL;
+  shale_free(fn);
+  shale_free(sql);
+  shale_free(t->read_sql);
+  t->read_sql = full;
+  return full ? SHALE_OK : SHALE_NOMEM;
 }
 
 static int declare(Fts3Table *t) {
@@ -192,6 +323,7 @@ static int init_table(shale *db, void *aux, int argc, const char *const *argv, s
   t->zname = util_strdup(argc > 2 ? argv[2] : "");
   char *err = NULL;
   int rc = t->zdb && t->zname ? parse_args(t, argc, argv, &err) : SHALE_NOMEM;
+  if (rc == SHALE_OK) rc = build_read_sql(t);
   if (rc == SHALE_OK && create) rc = create_shadow(t);
   if (rc == SHALE_OK) rc = declare(t);
   if (rc) {
@@ -230,7 +362,7 @@ static int x_destroy(shale_vtab *vt) {
   t->st_row = t->st_seg = t->st_leaf = NULL;
   int rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_segments';");
   if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_segdir';");
-  if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_content';");
+  if (rc == SHALE_OK && !t->content) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_content';");
   if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_docsize';");
   if (rc == SHALE_OK) rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".'%s_stat';");
   if (rc == SHALE_OK) table_free(t);
@@ -311,10 +443,27 @@ static int prepare_fmt(Fts3Table *t, shale_stmt **st, const char *fmt) {
   return rc;
 }
 
+/* A contentless table (content="") has no rows to read: SQLite fails. */
+static int contentless(Fts3Table *t) {
+  if (!t->content || t->content[0]) return 0;
+  set_err(t, util_mprintf("SQL logic error"));
+  return 1;
+}
+
+/* Prepare t->read_sql followed by tail. */
+static int prepare_read(Fts3Table *t, shale_stmt **st, const char *tail) {
+  char *sql = util_mprintf("%s%s", t->read_sql, tail);
+  if (!sql) return SHALE_NOMEM;
+  int rc = shale_prepare_v2(t->db, sql, -1, st, NULL);
+  shale_free(sql);
+  return rc;
+}
+
 /* Every docid of the content, ascending. */
 static int all_docids(Fts3Table *t, int64_t **rows, int *nrows) {
   shale_stmt *st = NULL;
-  int rc = prepare_fmt(t, &st, "SELECT docid FROM \"%s\".'%s_content' ORDER BY docid");
+  if (contentless(t)) return SHALE_ERROR;
+  int rc = prepare_read(t, &st, " ORDER BY rowid");
   int cap = 0;
   while (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
     if (*nrows >= cap) {
@@ -337,8 +486,8 @@ static int load_row(Fts3Cursor *c, int *found) {
   Fts3Table *t = (Fts3Table *)c->base.pVtab;
   *found = 0;
   int rc = SHALE_OK;
-  if (!t->st_row)
-    rc = prepare_fmt(t, &t->st_row, "SELECT * FROM \"%s\".'%s_content' WHERE docid = ?1");
+  if (contentless(t)) return SHALE_ERROR;
+  if (!t->st_row) rc = prepare_read(t, &t->st_row, " WHERE rowid = ?1");
   if (rc) return rc;
   shale_reset(t->st_row);
   shale_bind_int64(t->st_row, 1, c->rows[c->i]);
@@ -510,11 +659,14 @@ static int stat_write(Fts3Table *t) {
   return rc ? rc : rc2;
 }
 
-/* Index (or unindex) one row's values, with FTS4's %_docsize and totals. */
-static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const int *len,
+/* Index (or unindex) one row's values, with FTS4's %_docsize and totals
+ * (text[] of the notindexed= columns set to NULL). */
+static int index_row(Fts3Table *t, int64_t docid, const char **text, const int *len,
                      int is_delete) {
   int *ntok = shale_malloc(sizeof(int) * (size_t)t->ncol);
   if (!ntok) return SHALE_NOMEM;
+  for (int i = 0; i < t->ncol; i++)
+    if (t->notindexed[i]) text[i] = NULL; /* neither tokenized nor counted, as SQLite */
   int rc = fts3_write_row(t, docid, text, len, is_delete, ntok);
   if (rc == SHALE_OK && t->fts4) rc = stat_load(t);
   if (rc == SHALE_OK && t->fts4) {
@@ -524,6 +676,8 @@ static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const
       t->stat[1 + i] += sign * ntok[i];
       t->stat[1 + t->ncol] += sign * (text[i] ? len[i] : 0);
     }
+  }
+  if (rc == SHALE_OK && t->has_docsize) {
     shale_stmt *st = NULL;
     if (is_delete) {
       rc = prepare_fmt(t, &st, "DELETE FROM \"%s\".'%s_docsize' WHERE docid = ?1");
@@ -551,7 +705,8 @@ static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const
 /* Remove row docid: its terms from the index, then its content. */
 static int delete_row(Fts3Table *t, int64_t docid) {
   shale_stmt *st = NULL;
-  int rc = prepare_fmt(t, &st, "SELECT * FROM \"%s\".'%s_content' WHERE docid = ?1");
+  if (contentless(t)) return SHALE_ERROR;
+  int rc = prepare_read(t, &st, " WHERE rowid = ?1");
   if (rc) return rc;
   shale_bind_int64(st, 1, docid);
   const char **text = shale_malloc(sizeof(char *) * (size_t)t->ncol);
@@ -565,9 +720,9 @@ static int delete_row(Fts3Table *t, int64_t docid) {
     rc = index_row(t, docid, text, len, 1);
     shale_reset(st);
     shale_stmt *del = NULL;
-    if (rc == SHALE_OK)
+    if (rc == SHALE_OK && !t->content)
       rc = prepare_fmt(t, &del, "DELETE FROM \"%s\".'%s_content' WHERE docid = ?1");
-    if (rc == SHALE_OK) {
+    if (rc == SHALE_OK && del) {
       shale_bind_int64(del, 1, docid);
       rc = shale_step(del) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
     }
@@ -580,11 +735,18 @@ static int delete_row(Fts3Table *t, int64_t docid) {
   return rc ? rc : rc2;
 }
 
-/* Insert a row of values vals[0..ncol) with docid id (NULL: a new one). */
-static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_int64 *rowid) {
+/* The row's content: into %_content (through compress=), or nothing for
+ * a content= table, whose docid must be given as an integer. */
+static int insert_content(Fts3Table *t, shale_value *id, shale_value **vals, shale_int64 *rowid) {
+  if (t->content) {
+    if (!id || shale_value_type(id) != SHALE_INTEGER) return SHALE_CONSTRAINT;
+    *rowid = shale_value_int64(id);
+    return SHALE_OK;
+  }
   char *sql = util_strdup("INSERT INTO \"%s\".'%s_content' VALUES(?1");
   for (int i = 0; sql && i < t->ncol; i++) {
-    char *s = util_mprintf("%s, ?%d", sql, i + 2);
+    char *s = t->zcompress ? util_mprintf("%s, \"%s\"(?%d)", sql, t->zcompress, i + 2)
+                           : util_mprintf("%s, ?%d", sql, i + 2);
     shale_free(sql);
     sql = s;
   }
@@ -603,11 +765,14 @@ static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_i
     *rowid = shale_last_insert_rowid(t->db);
   }
   int rc2 = shale_finalize(st);
-  if (rc) {
-    set_err(t, util_mprintf("%s", shale_errmsg(t->db)));
-    return rc;
-  }
-  if (rc2) return rc2;
+  if (rc) set_err(t, util_mprintf("%s", shale_errmsg(t->db)));
+  return rc ? rc : rc2;
+}
+
+/* Insert a row of values vals[0..ncol) with docid id (NULL: a new one). */
+static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_int64 *rowid) {
+  int rc = insert_content(t, id, vals, rowid);
+  if (rc) return rc;
   const char **text = shale_malloc(sizeof(char *) * (size_t)t->ncol);
   int *len = shale_malloc(sizeof(int) * (size_t)t->ncol);
   if (!text || !len) rc = SHALE_NOMEM;
@@ -650,7 +815,7 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
   int rc = SHALE_OK;
   if (shale_value_type(argv[0]) != SHALE_NULL) /* UPDATE: the old row goes */
     rc = delete_row(t, shale_value_int64(argv[0]));
-  else if (shale_value_type(id) != SHALE_NULL && shale_vtab_on_conflict(t->db) == 5)
+  else if (!t->content && shale_value_type(id) != SHALE_NULL && shale_vtab_on_conflict(t->db) == 5)
     rc = delete_row(t, shale_value_int64(id)); /* INSERT OR REPLACE */
   if (rc == SHALE_OK) rc = insert_row(t, id, argv + 2, rowid);
   return rc;
@@ -682,6 +847,47 @@ static int x_commit(shale_vtab *vt) {
   return SHALE_OK;
 }
 
+/* ALTER TABLE RENAME: the shadow tables follow, as SQLite's
+ * fts3RenameMethod (%_content unless content=, %_docsize and %_stat when
+ * there; an fts3 table may have gained a %_stat). */
+static int x_rename(shale_vtab *vt, const char *name) {
+  Fts3Table *t = (Fts3Table *)vt;
+  int rc = x_sync(vt);
+  shale_finalize(t->st_row);
+  shale_finalize(t->st_seg);
+  shale_finalize(t->st_leaf);
+  t->st_row = t->st_seg = t->st_leaf = NULL;
+  static const char *const sfx[] = {"content", "docsize", "stat", "segments", "segdir"};
+  for (int i = 0; rc == SHALE_OK && i < 5; i++) {
+    if (i == 0 && t->content) continue;
+    if (i == 1 && !t->has_docsize) continue;
+    if (i == 2 && !t->fts4) {
+      int64_t n = 0;
+      shale_stmt *st = NULL;
+      rc = prepare_fmt(t, &st,
+                       "SELECT count(*) FROM \"%s\".sqlite_master WHERE type = 'table' AND name "
+                       "= '%s_stat'");
+      if (rc == SHALE_OK && shale_step(st) == SHALE_ROW) n = shale_column_int64(st, 0);
+      shale_finalize(st);
+      if (rc || !n) continue;
+    }
+    char *sql = util_mprintf("ALTER TABLE \"%s\".'%s_%s' RENAME TO '%s_%s'", t->zdb, t->zname,
+                             sfx[i], name, sfx[i]);
+    char *err = NULL;
+    rc = sql ? shale_exec(t->db, sql, NULL, NULL, &err) : SHALE_NOMEM;
+    if (err) set_err(t, err);
+    shale_free(sql);
+  }
+  if (rc == SHALE_OK) {
+    char *z = util_strdup(name);
+    if (!z) return SHALE_NOMEM;
+    shale_free(t->zname);
+    t->zname = z;
+    rc = build_read_sql(t);
+  }
+  return rc;
+}
+
 static int x_shadow_name(const char *z) {
   static const char *const names[] = {"content", "docsize", "segdir", "segments", "stat"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -692,7 +898,7 @@ static int x_shadow_name(const char *z) {
 static const shale_module fts3_module = {
     3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
     x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
-    x_commit, x_rollback, NULL,      NULL,         NULL,         NULL,      NULL,    x_shadow_name,
+    x_commit, x_rollback, NULL,      x_rename,     NULL,         NULL,      NULL,    x_shadow_name,
 };
 
 int fts3_register(shale *db) {
