@@ -80,7 +80,14 @@ typedef struct Fts3Table {
   uint8_t *notindexed;                     /* per column: named by notindexed= (not tokenized) */
   int nprefix;                             /* prefix=: the lengths (bytes) of the prefix indexes */
   int *prefix;
-  char *read_sql;      /* "SELECT rowid, COLS... FROM ..." reading rows (uncompressed) */
+  char *read_sql; /* "SELECT rowid, COLS... FROM ..." reading rows (uncompressed) */
+  /* Indexes: SQLite's %_segdir levels are (langid * (nprefix + 1) + index)
+   * * 1024 + level, index 0 the terms, index i the prefix[i - 1]-byte
+   * prefixes of the terms at least that long. */
+  int64_t lvl;         /* the first level of the index read or written */
+  int plen;            /* writing a prefix index: its length; 0 the terms */
+  Fts3Pending **ppend; /* the prefix indexes' pending terms (nprefix of them) */
+  int pend_lang;       /* the language of the pending terms */
   shale_stmt *st_row;  /* SELECT * FROM %_content WHERE docid=? */
   shale_stmt *st_seg;  /* the segments, oldest first */
   shale_stmt *st_leaf; /* the leaf blocks of one segment */
