@@ -186,6 +186,14 @@ static const char *const bad_queries[] = {
     "apple NOT (a:\"pear\")",
 };
 
+/* Arguments the tables are created with after their columns (the
+ * tokenizer and option cases); the option cases have all three columns,
+ * and lang_col names a languageid= column the writes set (0 to 2) and
+ * queries constrain. */
+static const char *table_opts = "";
+static int all_cols;
+static const char *lang_col;
+
 /* Both engines answer the generated queries on the file at path. */
 static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   sqlite3 *ref = NULL;
@@ -200,6 +208,12 @@ static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   snprintf(forms[nforms++], 160, "SELECT count(*) FROM t WHERE t MATCH ?1 AND docid > 40");
   snprintf(forms[nforms++], 160, "SELECT docid, %s FROM t WHERE %s MATCH ?1", colnames[0],
            colnames[ncol - 1]);
+  if (lang_col) {
+    snprintf(forms[nforms++], 160, "SELECT docid, %s FROM t WHERE t MATCH ?1 AND %s = 1", lang_col,
+             lang_col);
+    snprintf(forms[nforms++], 160,
+             "SELECT docid, * FROM t WHERE t MATCH ?1 AND %s = 2 ORDER BY 1 DESC", lang_col);
+  }
   int fails = 0;
   for (int q = 0; q < nq + (int)(sizeof bad_queries / sizeof bad_queries[0]) && fails < 5; q++) {
     Out qs = {0};
@@ -276,7 +290,9 @@ static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int
       int64_t id = (*next)++;
       out_fmt(&sql, "INSERT INTO t(docid");
       for (int c = 0; c < ncol; c++) out_fmt(&sql, ", %s", colnames[c]);
+      if (lang_col) out_fmt(&sql, ", %s", lang_col);
       out_fmt(&sql, ") VALUES(%lld", (long long)id);
+      if (lang_col) out_fmt(&sql, ", %d", rn(rs, 3));
       for (int c = 0; c < ncol; c++) {
         Out d = {0};
         out_add(&d, "", 0);
@@ -293,12 +309,8 @@ static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int
   free(sql.p);
 }
 
-/* Arguments the tables are created with after their columns (the
- * tokenizer and option cases). */
-static const char *table_opts = "";
-
 static int create_table(void *db, ExecFn ex, uint64_t *rs, const char *module) {
-  int ncol = 1 + rn(rs, 3);
+  int ncol = all_cols ? 3 : 1 + rn(rs, 3);
   Out sql = {0};
   out_fmt(&sql, "CREATE VIRTUAL TABLE t USING %s(", module);
   for (int i = 0; i < ncol; i++)
@@ -481,7 +493,7 @@ static const char *const tokenizers[] = {
 };
 
 static void tokenizer_case(const char *module, size_t i) {
-  table_opts = tokenizers[i];
+  if (i < sizeof tokenizers / sizeof tokenizers[0]) table_opts = tokenizers[i];
   uint64_t rs = test_seed() * 2654435761u + 17 + i * 31;
   const char *path = test_path("fts3tok.db");
   int64_t next;
@@ -502,6 +514,46 @@ static void tokenizer_case(const char *module, size_t i) {
   check_sqlite_integrity(path);
   compare_queries(path, &rs, test_long() ? 1000 : 150, ncol);
   table_opts = "";
+}
+
+/* FTS4 options with the same checks; languageid= also in the writes and
+ * queries. */
+static const char *const options[] = {
+    ", notindexed=body",
+    ", matchinfo=fts3, notindexed=\"Title\"",
+    ", compress=upper, uncompress=lower",
+    ", prefix=\"1,2,4\"",
+    ", prefix=\"3\", tokenize=unicode61, languageid=\"lid\"",
+    ", languageid=lid, tokenize=porter",
+    ", order=asc, prefix=\"2,,\"",
+};
+
+TEST(fts4_options) {
+  all_cols = 1;
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+    lang_col = strstr(options[i], "languageid") ? "lid" : NULL;
+    if (strstr(options[i], ",,")) { /* SQLite's error, both engines */
+      sqlite3 *ref = NULL;
+      shale *db = NULL;
+      const char *path = test_path("fts3opt.db");
+      remove(path);
+      CHECK_OK(sqlite3_open(path, &ref));
+      CHECK_OK(shale_open(path, &db));
+      char sql[200];
+      snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE t USING fts4(a%s)", options[i]);
+      char *a = q_sqlite(ref, sql, NULL), *b = q_shale(db, sql, NULL);
+      CHECK(!strcmp(a, b));
+      free(a);
+      free(b);
+      sqlite3_close(ref);
+      CHECK_OK(shale_close(db));
+      continue;
+    }
+    table_opts = options[i];
+    tokenizer_case("fts4", 100 + i);
+  }
+  all_cols = 0;
+  lang_col = NULL;
 }
 
 TEST(fts3_tokenizers) {

@@ -1,8 +1,11 @@
 /*
  * fts3_vtab.c -- the fts3 and fts4 virtual-table modules over SQLite's
- * shadow tables: xCreate/xConnect (columns, tokenize=), xBestIndex (MATCH
- * on the table's hidden column or a content column, docid/rowid =, ORDER BY
- * docid), the cursor over the matching docids, and fts3_register.
+ * shadow tables: xCreate/xConnect (columns, tokenize=, the FTS4 options as
+ * SQLite's fts3InitVtab reads them), xBestIndex (MATCH on the table's
+ * hidden column or a content column, docid/rowid =, languageid =, ORDER BY
+ * docid), the cursor over the matching docids, writes (to %_content or
+ * none for content=, each index of prefix=, the language's levels),
+ * xRename, and fts3_register.
  *
  * The declared table is the content columns, then the hidden columns named
  * like the table (the MATCH target), "docid" and "__langid", as SQLite's.
@@ -14,7 +17,10 @@
  *  1. A cursor's docids are materialized at xFilter in the order asked.
  *  2. Writes change %_content (and FTS4's %_docsize) at once; their terms
  *     and the %_stat totals wait in memory until xSync writes them (one
- *     level-0 segment per transaction, as SQLite), xRollback drops them.
+ *     level-0 segment per index per transaction, as SQLite, or earlier
+ *     when the language changes), xRollback drops them.
+ *  3. t->lvl, t->plen and t->pend are index 0's (lvl 0) between calls;
+ *     enter_index/leave_index swap a prefix index's in and out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +35,8 @@ typedef struct Fts3Cursor {
   int64_t *rows;
   int nrows, i;
   int loaded; /* st_row holds rows[i] */
+  int match;  /* a MATCH cursor: its language is langid */
+  int langid;
 } Fts3Cursor;
 
 static void set_err(Fts3Table *t, char *msg) {
@@ -36,8 +44,11 @@ static void set_err(Fts3Table *t, char *msg) {
   t->base.zErrMsg = msg;
 }
 
+static void discard_all(Fts3Table *t);
+
 static void table_free(Fts3Table *t) {
-  fts3_write_discard(t);
+  discard_all(t);
+  shale_free(t->ppend);
   fts3_tok_free(&t->tok);
   shale_free(t->stat);
   shale_finalize(t->st_row);
@@ -222,11 +233,14 @@ static int parse_args(Fts3Table *t, int argc, const char *const *argv, char **er
                         t->zcompress ? "uncompress" : "compress");
     rc = SHALE_ERROR;
   }
-  if (rc == SHALE_OK && (t->nprefix || t->desc || t->langid)) {
-    *err = util_mprintf("fts4 option not supported yet: %s", t->nprefix ? "prefix"
-                                                             : t->desc  ? "order=desc"
-                                                                        : "languageid");
+  if (rc == SHALE_OK && t->desc) {
+    *err = util_mprintf("fts4 option not supported yet: order=desc");
     rc = SHALE_ERROR;
+  }
+  if (rc == SHALE_OK && t->nprefix) {
+    t->ppend = shale_malloc(sizeof(Fts3Pending *) * (size_t)t->nprefix);
+    if (!t->ppend) rc = SHALE_NOMEM;
+    for (int i = 0; rc == SHALE_OK && i < t->nprefix; i++) t->ppend[i] = NULL;
   }
   return rc;
 }
@@ -250,8 +264,8 @@ static int create_shadow(Fts3Table *t) {
     cols = c;
   }
   if (!cols) return SHALE_NOMEM;
-  char *fmt =
-      util_mprintf("CREATE TABLE \"%%s\".'%%s_content'(docid INTEGER PRIMARY KEY%s);", cols);
+  char *fmt = util_mprintf("CREATE TABLE \"%%s\".'%%s_content'(docid INTEGER PRIMARY KEY%s%s);",
+                           cols, t->langid ? ", langid" : "");
   shale_free(cols);
   if (!fmt) return SHALE_NOMEM;
   int rc = t->content ? SHALE_OK : exec_fmt(t, fmt);
@@ -281,6 +295,11 @@ static int build_read_sql(Fts3Table *t) {
     shale_free(sql);
     sql = c;
   }
+  if (sql && t->langid) {
+    char *c = util_mprintf("%s, x.\"%s\"", sql, t->content ? t->langid : "langid");
+    shale_free(sql);
+    sql = c;
+  }
   char *full = fn && sql
                    ? util_mprintf("%s FROM \"%s\".\"%s%s\" AS x", sql, t->zdb,
                                   t->content ? t->content : t->zname, t->content ? "" : "_content")
@@ -299,10 +318,9 @@ static int declare(Fts3Table *t) {
     shale_free(cols);
     cols = c;
   }
-  char *sql =
-      cols ? util_mprintf("CREATE TABLE x(%s\"%s\" HIDDEN, docid HIDDEN, \"__langid\" HIDDEN)",
-                          cols, t->zname)
-           : NULL;
+  char *sql = cols ? util_mprintf("CREATE TABLE x(%s\"%s\" HIDDEN, docid HIDDEN, \"%s\" HIDDEN)",
+                                  cols, t->zname, t->langid ? t->langid : "__langid")
+                   : NULL;
   shale_free(cols);
   if (!sql) return SHALE_NOMEM;
   int rc = shale_declare_vtab(t->db, sql);
@@ -394,7 +412,7 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
       continue;
     }
     info->aConstraintUsage[i].argvIndex = ++argc;
-    info->aConstraintUsage[i].omit = 1;
+    info->aConstraintUsage[i].omit = c->iColumn != ncol + 2; /* the core checks the language */
   }
   idx[nidx] = 0;
   info->idxNum = 0;
@@ -509,6 +527,13 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
   c->loaded = 0;
   int rc = SHALE_OK, a = 0, have_match = 0, have_rowid = 0, none = 0;
   int64_t rowid = 0;
+  c->langid = 0;
+  for (const char *p = idx ? idx : ""; *p && a < argc; p++) /* the language first */
+    if (*p == 'l')
+      c->langid = shale_value_int(argv[a]);
+    else
+      a += *p == 'r' || *p == 'M';
+  a = 0;
   for (const char *p = idx ? idx : ""; *p && a < argc && rc == SHALE_OK; a++) {
     if (*p == 'r') {
       p++;
@@ -517,9 +542,8 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       rowid = shale_value_int64(argv[a]);
       continue;
     }
-    if (*p == 'l') {
+    if (*p == 'l') { /* read above: a MATCH reads that language's index */
       p++;
-      if (shale_value_int(argv[a]) != 0) none = 1; /* only language 0 is written */
       continue;
     }
     int col = -1;
@@ -540,10 +564,13 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       return rc;
     }
     have_match = 1;
+    t->lvl = (int64_t)c->langid * (t->nprefix + 1) * 1024;
     rc = fts3_expr_eval(t, e, &c->rows, &c->nrows);
+    t->lvl = 0;
     fts3_expr_free(e);
   }
   if (rc) return rc;
+  c->match = have_match;
   if (!have_match) {
     if (have_rowid) {
       c->rows = shale_malloc(sizeof(int64_t));
@@ -601,11 +628,12 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
     shale_result_int64(ctx, c->rows[c->i]);
     return SHALE_OK;
   }
-  if (col == t->ncol + 2) {
-    shale_result_int64(ctx, 0);
+  if (col == t->ncol + 2 && (c->match || !t->langid)) {
+    shale_result_int64(ctx, c->match ? c->langid : 0);
     return SHALE_OK;
   }
-  if (col < 0 || col >= t->ncol) return SHALE_OK;
+  if (col == t->ncol + 2) col = t->ncol; /* the languageid= column of the content */
+  if (col < 0 || col >= t->ncol + (t->langid != NULL)) return SHALE_OK;
   int found = 1, rc = SHALE_OK;
   if (!c->loaded || !shale_stmt_busy(t->st_row)) rc = load_row(c, &found);
   if (rc) return rc;
@@ -659,15 +687,88 @@ static int stat_write(Fts3Table *t) {
   return rc ? rc : rc2;
 }
 
+/* Index i of language langid becomes the one read and written: its levels
+ * and (a prefix index) its pending terms and length in t->pend, t->plen. */
+static void enter_index(Fts3Table *t, int i, int langid) {
+  t->lvl = ((int64_t)langid * (t->nprefix + 1) + i) * 1024;
+  if (!i) return;
+  Fts3Pending *p = t->pend;
+  t->pend = t->ppend[i - 1];
+  t->ppend[i - 1] = p;
+  t->plen = t->prefix[i - 1];
+}
+
+static void leave_index(Fts3Table *t, int i) {
+  t->lvl = 0;
+  if (!i) return;
+  Fts3Pending *p = t->pend;
+  t->pend = t->ppend[i - 1];
+  t->ppend[i - 1] = p;
+  t->plen = 0;
+}
+
+/* Every index's pending terms written as a segment of the pending
+ * language (SQLite's sqlite3Fts3PendingTermsFlush). */
+static int flush_all(Fts3Table *t) {
+  int rc = SHALE_OK;
+  for (int i = 0; rc == SHALE_OK && i <= t->nprefix; i++) {
+    enter_index(t, i, t->pend_lang);
+    rc = fts3_write_flush(t);
+    leave_index(t, i);
+  }
+  return rc;
+}
+
+static void discard_all(Fts3Table *t) {
+  for (int i = 0; i <= t->nprefix; i++) {
+    if (i && !t->ppend) break;
+    enter_index(t, i, 0);
+    fts3_write_discard(t);
+    leave_index(t, i);
+  }
+}
+
+/* 'optimize': every index of every language merged into one segment. */
+static int optimize_all(Fts3Table *t) {
+  int rc = flush_all(t);
+  shale_stmt *st = NULL;
+  char *sql = util_mprintf("SELECT DISTINCT level / %d FROM \"%s\".'%s_segdir' ORDER BY 1",
+                           (t->nprefix + 1) * 1024, t->zdb, t->zname);
+  if (rc == SHALE_OK) rc = sql ? shale_prepare_v2(t->db, sql, -1, &st, NULL) : SHALE_NOMEM;
+  shale_free(sql);
+  int nlang = 0, *langs = NULL;
+  while (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
+    int *l = shale_realloc(langs, sizeof(int) * (size_t)(nlang + 1));
+    if (!l) rc = SHALE_NOMEM;
+    if (l) langs = l, langs[nlang++] = shale_column_int(st, 0);
+  }
+  shale_finalize(st);
+  for (int k = 0; rc == SHALE_OK && k < nlang; k++)
+    for (int i = 0; rc == SHALE_OK && i <= t->nprefix; i++) {
+      enter_index(t, i, langs[k]);
+      rc = fts3_write_optimize(t);
+      leave_index(t, i);
+    }
+  shale_free(langs);
+  return rc;
+}
+
 /* Index (or unindex) one row's values, with FTS4's %_docsize and totals
  * (text[] of the notindexed= columns set to NULL). */
-static int index_row(Fts3Table *t, int64_t docid, const char **text, const int *len,
-                     int is_delete) {
+static int index_row(Fts3Table *t, int64_t docid, const char **text, const int *len, int is_delete,
+                     int langid) {
   int *ntok = shale_malloc(sizeof(int) * (size_t)t->ncol);
   if (!ntok) return SHALE_NOMEM;
   for (int i = 0; i < t->ncol; i++)
     if (t->notindexed[i]) text[i] = NULL; /* neither tokenized nor counted, as SQLite */
-  int rc = fts3_write_row(t, docid, text, len, is_delete, ntok);
+  int rc = langid != t->pend_lang ? flush_all(t) : SHALE_OK; /* one language pending */
+  t->pend_lang = langid;
+  if (rc == SHALE_OK) rc = fts3_write_row(t, docid, text, len, is_delete, ntok);
+  for (int i = 1; rc == SHALE_OK && i <= t->nprefix; i++) {
+    enter_index(t, i, langid);
+    rc = fts3_write_row(t, docid, text, len, is_delete, NULL);
+    leave_index(t, i);
+  }
   if (rc == SHALE_OK && t->fts4) rc = stat_load(t);
   if (rc == SHALE_OK && t->fts4) {
     int sign = is_delete ? -1 : 1;
@@ -717,7 +818,7 @@ static int delete_row(Fts3Table *t, int64_t docid) {
       text[i] = (const char *)shale_column_text(st, i + 1);
       len[i] = shale_column_bytes(st, i + 1);
     }
-    rc = index_row(t, docid, text, len, 1);
+    rc = index_row(t, docid, text, len, 1, t->langid ? shale_column_int(st, t->ncol + 1) : 0);
     shale_reset(st);
     shale_stmt *del = NULL;
     if (rc == SHALE_OK && !t->content)
@@ -750,7 +851,7 @@ static int insert_content(Fts3Table *t, shale_value *id, shale_value **vals, sha
     shale_free(sql);
     sql = s;
   }
-  char *full = sql ? util_mprintf("%s)", sql) : NULL;
+  char *full = sql ? util_mprintf(t->langid ? "%s, ?%d)" : "%s)", sql, t->ncol + 2) : NULL;
   shale_free(sql);
   if (!full) return SHALE_NOMEM;
   shale_stmt *st = NULL;
@@ -759,6 +860,7 @@ static int insert_content(Fts3Table *t, shale_value *id, shale_value **vals, sha
   if (rc) return rc;
   if (id && shale_value_type(id) != SHALE_NULL) shale_bind_value(st, 1, id);
   for (int i = 0; i < t->ncol; i++) shale_bind_value(st, i + 2, vals[i]);
+  if (t->langid) shale_bind_value(st, t->ncol + 2, vals[t->ncol + 2]);
   rc = shale_step(st);
   if (rc == SHALE_DONE) {
     rc = SHALE_OK;
@@ -769,7 +871,8 @@ static int insert_content(Fts3Table *t, shale_value *id, shale_value **vals, sha
   return rc ? rc : rc2;
 }
 
-/* Insert a row of values vals[0..ncol) with docid id (NULL: a new one). */
+/* Insert a row of values vals[0..ncol) with docid id (NULL: a new one),
+ * language vals[ncol + 2]. */
 static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_int64 *rowid) {
   int rc = insert_content(t, id, vals, rowid);
   if (rc) return rc;
@@ -780,7 +883,7 @@ static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_i
     text[i] = (const char *)shale_value_text(vals[i]);
     len[i] = shale_value_bytes(vals[i]);
   }
-  if (rc == SHALE_OK) rc = index_row(t, *rowid, text, len, 0);
+  if (rc == SHALE_OK) rc = index_row(t, *rowid, text, len, 0, shale_value_int(vals[t->ncol + 2]));
   shale_free(text);
   shale_free(len);
   return rc;
@@ -789,7 +892,7 @@ static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_i
 static int special(Fts3Table *t, const char *cmd) {
   if (!util_stricmp(cmd, "optimize")) {
     int rc = stat_write(t);
-    return rc ? rc : fts3_write_optimize(t);
+    return rc ? rc : optimize_all(t);
   }
   set_err(t, util_mprintf("SQL logic error"));
   return SHALE_ERROR;
@@ -805,6 +908,7 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
     const char *z = (const char *)shale_value_text(cmd);
     return special(t, z ? z : "");
   }
+  if (shale_value_int(argv[4 + ncol]) < 0) return SHALE_CONSTRAINT; /* a negative language */
   if (shale_value_type(docid) != SHALE_NULL) {
     if (shale_value_type(id) != SHALE_NULL && shale_value_type(argv[0]) == SHALE_NULL) {
       set_err(t, util_mprintf("SQL logic error"));
@@ -825,14 +929,14 @@ static int x_sync(shale_vtab *vt) {
   Fts3Table *t = (Fts3Table *)vt;
   shale_int64 last = shale_last_insert_rowid(t->db);
   int rc = stat_write(t);
-  if (rc == SHALE_OK) rc = fts3_write_flush(t);
+  if (rc == SHALE_OK) rc = flush_all(t);
   shale_set_last_insert_rowid(t->db, last);
   return rc;
 }
 
 static int x_rollback(shale_vtab *vt) {
   Fts3Table *t = (Fts3Table *)vt;
-  fts3_write_discard(t);
+  discard_all(t);
   t->stat_loaded = 0;
   return SHALE_OK;
 }
