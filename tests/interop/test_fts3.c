@@ -525,6 +525,8 @@ static const char *const options[] = {
     ", prefix=\"1,2,4\"",
     ", prefix=\"3\", tokenize=unicode61, languageid=\"lid\"",
     ", languageid=lid, tokenize=porter",
+    ", order=desc",
+    ", order=DESC, prefix=\"1\", languageid=lid, tokenize=unicode61 \"remove_diacritics=2\"",
     ", order=asc, prefix=\"2,,\"",
 };
 

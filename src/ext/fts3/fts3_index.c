@@ -10,6 +10,8 @@
  *     Only the segments of one index are read: levels t->lvl to t->lvl +
  *     1023 (SQLite's (langid * indexes + index) * 1024 + level), a prefix
  *     query whose length has a prefix= index looking its term up there.
+ *     Doclists of an order=desc table list docids descending (each a
+ *     delta below the one before).
  *  2. Malformed node or doclist bytes give SHALE_CORRUPT_VTAB, never a read
  *     past the blob.
  */
@@ -109,6 +111,7 @@ typedef struct Entry {
 typedef struct Scan {
   const char *key;
   int nkey, prefix;
+  int desc; /* order=desc: doclists in descending docid order */
   Entry *e;
   int ne, cape;
   int64_t *pos;
@@ -176,7 +179,7 @@ static int scan_doclist(Scan *s, int term, int seg, const uint8_t *p, const uint
     int n = fts3_get_varint(p, end, &v);
     if (!n) return SHALE_CORRUPT_VTAB;
     p += n;
-    docid = first ? (int64_t)v : (int64_t)((uint64_t)docid + v);
+    docid = first ? (int64_t)v : (int64_t)(s->desc ? (uint64_t)docid - v : (uint64_t)docid + v);
     first = 0;
     if (s->ne >= s->cape) {
       int cap = s->cape ? s->cape * 2 : 32;
@@ -345,6 +348,7 @@ int fts3_index_query(Fts3Table *t, const char *term, int nterm, int prefix, Fts3
   s.key = term;
   s.nkey = nterm;
   s.prefix = prefix;
+  s.desc = t->desc;
   memset(out, 0, sizeof *out);
   int rc = scan_segments(t, &s, -1);
   t->lvl = base;
@@ -370,6 +374,7 @@ int fts3_index_scan_level(Fts3Table *t, int level, void *ctx, Fts3EntryCb cb) {
   memset(&s, 0, sizeof s);
   s.key = "";
   s.prefix = 1;
+  s.desc = t->desc;
   int rc = scan_segments(t, &s, level);
   for (int i = 0; rc == SHALE_OK && i < s.ne; i++) {
     const Entry *e = &s.e[i];

@@ -233,10 +233,6 @@ static int parse_args(Fts3Table *t, int argc, const char *const *argv, char **er
                         t->zcompress ? "uncompress" : "compress");
     rc = SHALE_ERROR;
   }
-  if (rc == SHALE_OK && t->desc) {
-    *err = util_mprintf("fts4 option not supported yet: order=desc");
-    rc = SHALE_ERROR;
-  }
   if (rc == SHALE_OK && t->nprefix) {
     t->ppend = shale_malloc(sizeof(Fts3Pending *) * (size_t)t->nprefix);
     if (!t->ppend) rc = SHALE_NOMEM;
@@ -415,11 +411,11 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
     info->aConstraintUsage[i].omit = c->iColumn != ncol + 2; /* the core checks the language */
   }
   idx[nidx] = 0;
-  info->idxNum = 0;
+  info->idxNum = t->desc; /* SQLite's order when none is asked: the index's */
   if (info->nOrderBy == 1) {
     struct shale_index_orderby *o = &info->aOrderBy[0];
     if (o->iColumn < 0 || o->iColumn == ncol + 1) {
-      if (o->desc) info->idxNum = 1;
+      info->idxNum = o->desc;
       info->orderByConsumed = 1;
     }
   }

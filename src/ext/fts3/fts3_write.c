@@ -12,7 +12,9 @@
  * root interior node (height 1) holding each later leaf's first term.
  * end_block is written as SQLite does: "END NBYTES", NBYTES the size of the
  * leaves.
- * Levels here are those of one index (t->lvl + level in %_segdir: the
+ * With order=desc a doclist lists its documents in descending docid order
+ * (the first absolute, then each the previous minus it), as SQLite's
+ * bDescIdx. Levels here are those of one index (t->lvl + level in %_segdir: the
  * language's and prefix index's, fts3_int.h); t->plen set writes a prefix
  * index (each token of at least plen bytes as its first plen bytes).
  *
@@ -353,6 +355,8 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
     if (p->e[i].term >= 0) {
       p->e[k] = p->e[i];
       p->e[k++].term = rank[p->e[i].term];
+      if (t->desc) /* order=desc: sorted by -docid, written as SQLite's descending deltas */
+        p->e[k - 1].docid = (int64_t)(0 - (uint64_t)p->e[k - 1].docid);
     }
   if (rc == SHALE_OK) p->n = k;
   if (rc == SHALE_OK && p->n) qsort(p->e, (size_t)p->n, sizeof(WEnt), cmp_ent);
@@ -372,7 +376,8 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
       int live = 0;
       for (int q = i; q < j && p->e[q].seq == seq; q++) live |= p->e[q].pos >= 0;
       if (live || !drop) {
-        rc = buf_varint(&dl, first ? (uint64_t)docid : (uint64_t)(docid - prev));
+        uint64_t abs = t->desc ? 0 - (uint64_t)docid : (uint64_t)docid;
+        rc = buf_varint(&dl, first ? abs : (uint64_t)docid - (uint64_t)prev);
         first = 0;
         prev = docid;
         int64_t col = 0, last = 0, lastpos = -1;
