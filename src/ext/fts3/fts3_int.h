@@ -52,7 +52,13 @@ int fts3_tokenize(const Fts3Tok *, const char *z, int n, void *ctx, Fts3TokenCb 
 /* Parse "tokenize=NAME ARGS" (argv without the option name) into a
  * tokenizer (the one it held freed); SQLite's message in *err. */
 int fts3_tok_parse(Fts3Tok *, const char *spec, char **err);
+/* The tokenizer name with its (dequoted) arguments: SHALE_ERROR with
+ * "unknown tokenizer: NAME" in *err for an unknown name, without a message
+ * for a bad argument. */
+int fts3_tok_create(Fts3Tok *, const char *name, int argc, char **argv, char **err);
 void fts3_tok_free(Fts3Tok *);
+/* Register the fts3tokenize module (fts3_tokenize.c). */
+int fts3_tokenize_register(shale *db);
 /* SQLite's FTS3 argument words: the next word or quoted string in z (its
  * length in *n), NULL at the end; dequoting in place; the word bytes. */
 const char *fts3_next_token(const char *z, int *n);

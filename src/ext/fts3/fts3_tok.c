@@ -141,7 +141,6 @@ static int tok_args(Fts3Tok *tk, int argc, char **argv) {
 }
 
 int fts3_tok_parse(Fts3Tok *tk, const char *spec, char **err) {
-  static const char *const names[] = {"simple", "porter", "unicode61"};
   char *copy = util_strdup(spec);
   char **argv = shale_malloc(sizeof(char *) * (strlen(spec) / 2 + 2));
   if (!copy || !argv) {
@@ -159,22 +158,25 @@ int fts3_tok_parse(Fts3Tok *tk, const char *spec, char **err) {
     z[n] = 0;
     fts3_dequote(z);
   }
-  int kind = -1;
-  for (int i = 0; i < 3; i++)
-    if (!strcmp(name, names[i])) kind = i;
-  int rc = SHALE_OK;
-  if (kind < 0) {
-    *err = util_mprintf("unknown tokenizer: %s", name);
-    rc = SHALE_ERROR;
-  } else {
-    fts3_tok_free(tk);
-    tk->kind = (Fts3TokKind)kind;
-    ext_tok_init(&tk->u, kind != FTS3_TOK_UNICODE61);
-    if (kind == FTS3_TOK_UNICODE61) rc = ext_tok_categories(&tk->u, "L* N* Co");
-    if (rc == SHALE_OK) rc = tok_args(tk, argc, argv);
-    if (rc == SHALE_ERROR) *err = util_mprintf("unknown tokenizer");
-  }
+  int rc = fts3_tok_create(tk, name, argc, argv, err);
+  if (rc == SHALE_ERROR && !*err) *err = util_mprintf("unknown tokenizer");
   shale_free(copy);
   shale_free(argv);
   return rc;
+}
+
+int fts3_tok_create(Fts3Tok *tk, const char *name, int argc, char **argv, char **err) {
+  static const char *const names[] = {"simple", "porter", "unicode61"};
+  int kind = -1;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(name, names[i])) kind = i;
+  if (kind < 0) {
+    *err = util_mprintf("unknown tokenizer: %s", name);
+    return SHALE_ERROR;
+  }
+  fts3_tok_free(tk);
+  tk->kind = (Fts3TokKind)kind;
+  ext_tok_init(&tk->u, kind != FTS3_TOK_UNICODE61);
+  int rc = kind == FTS3_TOK_UNICODE61 ? ext_tok_categories(&tk->u, "L* N* Co") : SHALE_OK;
+  return rc ? rc : tok_args(tk, argc, argv);
 }

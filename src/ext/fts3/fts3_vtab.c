@@ -1005,5 +1005,6 @@ int fts3_register(shale *db) {
   static int fts4_tag;
   int rc = shale_create_module_v2(db, "fts3", &fts3_module, NULL, NULL);
   if (rc == SHALE_OK) rc = shale_create_module_v2(db, "fts4", &fts3_module, &fts4_tag, NULL);
+  if (rc == SHALE_OK) rc = fts3_tokenize_register(db);
   return rc;
 }
