@@ -628,8 +628,10 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
     shale_result_int64(ctx, c->match ? c->langid : 0);
     return SHALE_OK;
   }
-  if (col == t->ncol + 2) col = t->ncol; /* the languageid= column of the content */
-  if (col < 0 || col >= t->ncol + (t->langid != NULL)) return SHALE_OK;
+  if (col == t->ncol + 2)
+    col = t->ncol; /* the languageid= column, after the others in the content */
+  else if (col < 0 || col >= t->ncol)
+    return SHALE_OK; /* the column named like the table */
   int found = 1, rc = SHALE_OK;
   if (!c->loaded || !shale_stmt_busy(t->st_row)) rc = load_row(c, &found);
   if (rc) return rc;
