@@ -94,7 +94,7 @@ typedef struct Fts3Table {
   int plen;            /* writing a prefix index: its length; 0 the terms */
   Fts3Pending **ppend; /* the prefix indexes' pending terms (nprefix of them) */
   int pend_lang;       /* the language of the pending terms */
-  shale_stmt *st_row;  /* SELECT * FROM %_content WHERE docid=? */
+  shale_stmt *st_row;  /* read_sql WHERE rowid = ?1 */
   shale_stmt *st_seg;  /* the segments, oldest first */
   shale_stmt *st_leaf; /* the leaf blocks of one segment */
   Fts3Pending *pend;   /* terms of this transaction's writes (fts3_write.c) */
