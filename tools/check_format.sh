@@ -8,7 +8,7 @@ command -v clang-format >/dev/null || {
   echo "check_format: installing clang-format" >&2
   apt-get install -y -qq clang-format >/dev/null
 }
-mapfile -t files < <(git ls-files '*.c' '*.h' | grep -v -x -F -e src/ext/fts5/fts5_unitab.h)
+mapfile -t files < <(git ls-files '*.c' '*.h' | grep -v -x -F -e src/ext/tok/tok_unitab.h)
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"
   exit 0

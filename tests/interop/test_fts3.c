@@ -25,6 +25,15 @@
  *    'merge=', 'automerge=', 'integrity-check' mixed with writes (SQLite's
  *    integrity-check after), the commands' errors and %_stat, and random
  *    SAVEPOINT / ROLLBACK TO / RELEASE scripts giving SQLite's rows.
+ *  - tokenizers, options: the same three checks (SQLite builds and both
+ *    answer; Shale writes on and SQLite's integrity-check passes; Shale
+ *    creates and writes) for every tokenizer argument (porter, simple's
+ *    delimiters, unicode61's remove_diacritics/tokenchars/separators) and
+ *    FTS4 option (notindexed, matchinfo=fts3, compress, prefix,
+ *    languageid with writes and queries per language, order=desc), on
+ *    documents with diacritics and several scripts.
+ *  - tokenize_table: random text, broken UTF-8 included, through
+ *    fts3tokenize with each tokenizer on both engines.
  *
  * Invariants:
  *  1. Each query runs on both engines over the same file; results compared
@@ -61,12 +70,17 @@ static int exec_sqlite(sqlite3 *db, const char *sql) {
 /* ---- random documents and queries ---- */
 
 static const char *const words[] = {
-    "apple", "apply", "ape",  "banana", "band",  "bandit", "can",   "cane", "candle",
-    "dog",   "dot",   "dote", "echo",   "eel",   "fig",    "fight", "go",   "gone",
-    "hat",   "hate",  "ink",  "jam",    "jazz",  "kite",   "lamp",  "lam",  "moon",
-    "moo",   "night", "nine", "oak",    "pear",  "peer",   "quiz",  "rain", "rainbow",
-    "sun",   "sunny", "tree", "trees",  "umbra", "vivid",  "wind",  "x",    "y1",
-    "z9z",   "Apple", "DOG",  "café",   "naïve", "über",   "ünder", "a",    "I"};
+    "apple", "apply", "ape", "banana", "band", "bandit", "can", "cane", "candle", "dog", "dot",
+    "dote", "echo", "eel", "fig", "fight", "go", "gone", "hat", "hate", "ink", "jam", "jazz",
+    "kite", "lamp", "lam", "moon", "moo", "night", "nine", "oak", "pear", "peer", "quiz", "rain",
+    "rainbow", "sun", "sunny", "tree", "trees", "umbra", "vivid", "wind", "x", "y1", "z9z", "Apple",
+    "DOG", "café", "naïve", "über", "ünder", "a", "I",
+    /* for porter and unicode61: stems, diacritics, scripts, long tokens */
+    "running", "runs", "caresses", "ponies", "ies", "sses", "ating", "relational", "conditional",
+    "generalizations", "hopeful", "goodness", "connection", "sayying", "internationalization",
+    "abcdefghijklmnopqrstuvwxyz", "a1b2c3d4e5", "x-ray", "foo_bar", "Résumé", "ÉCOLE", "façade",
+    "Ærø", "straße", "Ελλάδα", "ελλαδα", "Москва", "москва", "日本語", "ﬁne", "ǅemal", "ñandú",
+    "Ångström", "e\xcc\x81t\xc3\xa9"};
 #define NWORDS (int)(sizeof words / sizeof words[0])
 static const char *const seps[] = {" ", " ", " ", ", ", ". ", "-", " (", ") ", "\n", "'"};
 #define NSEPS (int)(sizeof seps / sizeof seps[0])
@@ -199,6 +213,30 @@ static void compare_fixed(sqlite3 *ref, shale *db, const char *const *sql, size_
   }
 }
 
+/* Arguments the tables are created with after their columns (the
+ * tokenizer and option cases); the option cases have all three columns,
+ * and lang_col names a languageid= column the writes set (0 to 2) and
+ * queries constrain. */
+static const char *table_opts = "";
+static int all_cols;
+static const char *lang_col;
+/* The table the writes go to (content= cases: the content table, whose
+ * triggers keep t), and whether they are inserts only (contentless). */
+static const char *write_table = "t";
+static int insert_only;
+
+/* Both engines give the same answer (rows or error) to sql with ?1 = arg;
+ * a difference is a failure. */
+static int same_answer(sqlite3 *ref, shale *db, const char *sql, const char *arg) {
+  char *a = q_sqlite(ref, sql, arg), *b = q_shale(db, sql, arg);
+  int same = !strcmp(a, b);
+  if (!same)
+    test_fail(__FILE__, __LINE__, "%s [%s]:\nsqlite: %.600s\nshale:  %.600s", sql, arg, a, b);
+  free(a);
+  free(b);
+  return same;
+}
+
 /* Both engines answer the generated queries on the file at path. */
 static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   sqlite3 *ref = NULL;
@@ -213,6 +251,12 @@ static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   snprintf(forms[nforms++], 160, "SELECT count(*) FROM t WHERE t MATCH ?1 AND docid > 40");
   snprintf(forms[nforms++], 160, "SELECT docid, %s FROM t WHERE %s MATCH ?1", colnames[0],
            colnames[ncol - 1]);
+  if (lang_col) {
+    snprintf(forms[nforms++], 160, "SELECT docid, %s FROM t WHERE t MATCH ?1 AND %s = 1", lang_col,
+             lang_col);
+    snprintf(forms[nforms++], 160,
+             "SELECT docid, * FROM t WHERE t MATCH ?1 AND %s = 2 ORDER BY 1 DESC", lang_col);
+  }
   int fails = 0;
   for (int q = 0; q < nq + (int)(sizeof bad_queries / sizeof bad_queries[0]) && fails < 5; q++) {
     Out qs = {0};
@@ -221,14 +265,7 @@ static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
       gen_query(rs, &qs, 0, ncol);
     else
       out_fmt(&qs, "%s", bad_queries[q - nq]);
-    const char *form = forms[q % nforms];
-    char *a = q_sqlite(ref, form, qs.p), *b = q_shale(db, form, qs.p);
-    if (strcmp(a, b)) {
-      test_fail(__FILE__, __LINE__, "%s [%s]:\nsqlite: %.600s\nshale:  %.600s", form, qs.p, a, b);
-      fails++;
-    }
-    free(a);
-    free(b);
+    fails += !same_answer(ref, db, forms[q % nforms], qs.p);
     free(qs.p);
   }
   static const char *const plain[] = {
@@ -264,13 +301,14 @@ static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int
     sql.n = 0;
     out_fmt(&sql, "BEGIN;");
     for (int r = 0; r < per_tx; r++) {
-      int kind = rn(rs, 10);
+      int kind = insert_only ? 9 : rn(rs, 10);
       if (kind == 0 && *next > 1) {
-        out_fmt(&sql, "DELETE FROM t WHERE docid = %lld;", (long long)(1 + rn(rs, (int)*next)));
+        out_fmt(&sql, "DELETE FROM %s WHERE docid = %lld;", write_table,
+                (long long)(1 + rn(rs, (int)*next)));
         continue;
       }
       if (kind == 1 && *next > 1) {
-        out_fmt(&sql, "UPDATE t SET %s = ", colnames[rn(rs, ncol)]);
+        out_fmt(&sql, "UPDATE %s SET %s = ", write_table, colnames[rn(rs, ncol)]);
         Out d = {0};
         out_add(&d, "", 0);
         gen_doc(rs, &d, 12);
@@ -281,9 +319,11 @@ static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int
       }
       if (rn(rs, 4) == 0) *next += rn(rs, 300); /* gaps: bigger deltas */
       int64_t id = (*next)++;
-      out_fmt(&sql, "INSERT INTO t(docid");
+      out_fmt(&sql, "INSERT INTO %s(docid", write_table);
       for (int c = 0; c < ncol; c++) out_fmt(&sql, ", %s", colnames[c]);
+      if (lang_col) out_fmt(&sql, ", %s", lang_col);
       out_fmt(&sql, ") VALUES(%lld", (long long)id);
+      if (lang_col) out_fmt(&sql, ", %d", rn(rs, 3));
       for (int c = 0; c < ncol; c++) {
         Out d = {0};
         out_add(&d, "", 0);
@@ -300,20 +340,34 @@ static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int
   free(sql.p);
 }
 
+/* content=src: the content table and the triggers SQLite's documentation
+ * gives for keeping t in step with it. */
+static const char external_src[] =
+    "CREATE TABLE src(docid INTEGER PRIMARY KEY, a, body, Title);"
+    "CREATE TRIGGER src_bu BEFORE UPDATE ON src BEGIN DELETE FROM t WHERE docid = old.rowid; END;"
+    "CREATE TRIGGER src_bd BEFORE DELETE ON src BEGIN DELETE FROM t WHERE docid = old.rowid; END;"
+    "CREATE TRIGGER src_au AFTER UPDATE ON src BEGIN INSERT INTO t(docid, a, body, Title) "
+    "VALUES(new.rowid, new.a, new.body, new.Title); END;"
+    "CREATE TRIGGER src_ai AFTER INSERT ON src BEGIN INSERT INTO t(docid, a, body, Title) "
+    "VALUES(new.rowid, new.a, new.body, new.Title); END;";
+
 static int create_table(void *db, ExecFn ex, uint64_t *rs, const char *module) {
-  int ncol = 1 + rn(rs, 3);
+  int ncol = all_cols ? 3 : 1 + rn(rs, 3);
+  if (!strcmp(write_table, "src")) ex(db, external_src);
   Out sql = {0};
   out_fmt(&sql, "CREATE VIRTUAL TABLE t USING %s(", module);
   for (int i = 0; i < ncol; i++)
     out_fmt(&sql, "%s%s%s", i ? ", " : "", colnames[i], rn(rs, 3) ? "" : " TEXT");
-  out_add(&sql, ")", 1);
+  out_fmt(&sql, "%s)", table_opts);
   ex(db, sql.p);
   free(sql.p);
   return ncol;
 }
 
-/* SQLite's integrity-check of the table in path passes. */
+/* SQLite's integrity-check of the table in path passes (a contentless
+ * table, the insert_only cases, has no content to check against). */
 static void check_sqlite_integrity(const char *path) {
+  if (insert_only) return;
   sqlite3 *ref = NULL;
   CHECK_OK(sqlite3_open(path, &ref));
   char *ic = q_sqlite(ref, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
@@ -783,4 +837,172 @@ TEST(fts4_matchinfo_fts3) {
   sqlite3_close(ref);
   CHECK_OK(shale_close(db));
   compare_aux(path, &rs, 100, 2, 1);
+}
+
+/* Every tokenizer and argument: SQLite builds and Shale answers, Shale
+ * writes and SQLite's integrity-check passes, both answer the same. */
+static const char *const tokenizers[] = {
+    ", tokenize=porter",
+    ", tokenize porter",
+    ", tokenize=simple",
+    ", tokenize=simple \"ae\"",
+    ", tokenize=simple x \"ae -\"",
+    ", tokenize=unicode61",
+    ", tokenize=unicode61 \"remove_diacritics=0\"",
+    ", tokenize=unicode61 'remove_diacritics=1'",
+    ", tokenize=unicode61 \"remove_diacritics=2\"",
+    ", tokenize=unicode61 \"tokenchars=-_\" \"separators=aé\"",
+    ", tokenize=unicode61 \"separators=-x\" \"tokenchars=x'\" [remove_diacritics=0]",
+    ", tokenize=unicode61 \"tokenchars=αМ\" `separators=ü`",
+};
+
+static void tokenizer_case(const char *module, size_t i) {
+  if (i < sizeof tokenizers / sizeof tokenizers[0]) table_opts = tokenizers[i];
+  uint64_t rs = test_seed() * 2654435761u + 17 + i * 31;
+  const char *path = test_path("fts3tok.db");
+  int64_t next;
+  int ncol = sqlite_build(path, &rs, module, 3 + rn(&rs, 10), 5 + rn(&rs, 40), i % 3 == 1, &next);
+  compare_queries(path, &rs, test_long() ? 1000 : 150, ncol);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  write_docs(db, ex_shale, &rs, ncol, 3 + rn(&rs, 10), 5 + rn(&rs, 40), &next);
+  CHECK_OK(shale_close(db));
+  check_sqlite_integrity(path);
+  compare_queries(path, &rs, test_long() ? 1000 : 150, ncol);
+  remove(path);
+  CHECK_OK(shale_open(path, &db));
+  next = 1;
+  ncol = create_table(db, ex_shale, &rs, module);
+  write_docs(db, ex_shale, &rs, ncol, 3 + rn(&rs, 10), 5 + rn(&rs, 40), &next);
+  CHECK_OK(shale_close(db));
+  check_sqlite_integrity(path);
+  compare_queries(path, &rs, test_long() ? 1000 : 150, ncol);
+  table_opts = "";
+}
+
+/* FTS4 options with the same checks; languageid= also in the writes and
+ * queries. */
+static const char *const options[] = {
+    ", notindexed=body",
+    ", matchinfo=fts3, notindexed=\"Title\"",
+    ", compress=upper, uncompress=lower",
+    ", prefix=\"1,2,4\"",
+    ", prefix=\"3\", tokenize=unicode61, languageid=\"lid\"",
+    ", languageid=lid, tokenize=porter",
+    ", order=desc",
+    ", order=DESC, prefix=\"1\", languageid=lid, tokenize=unicode61 \"remove_diacritics=2\"",
+    ", order=asc, prefix=\"2,,\"",
+};
+
+TEST(fts4_options) {
+  all_cols = 1;
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+    lang_col = strstr(options[i], "languageid") ? "lid" : NULL;
+    if (strstr(options[i], ",,")) { /* SQLite's error, both engines */
+      sqlite3 *ref = NULL;
+      shale *db = NULL;
+      const char *path = test_path("fts3opt.db");
+      remove(path);
+      CHECK_OK(sqlite3_open(path, &ref));
+      CHECK_OK(shale_open(path, &db));
+      char sql[200];
+      snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE t USING fts4(a%s)", options[i]);
+      char *a = q_sqlite(ref, sql, NULL), *b = q_shale(db, sql, NULL);
+      CHECK(!strcmp(a, b));
+      free(a);
+      free(b);
+      sqlite3_close(ref);
+      CHECK_OK(shale_close(db));
+      continue;
+    }
+    table_opts = options[i];
+    tokenizer_case("fts4", 100 + i);
+  }
+  all_cols = 0;
+  lang_col = NULL;
+}
+
+/* content=src kept by triggers, and contentless tables (inserts only;
+ * reading their columns fails on both engines alike). */
+TEST(fts4_content_options) {
+  all_cols = 1;
+  write_table = "src";
+  table_opts = ", content=src";
+  tokenizer_case("fts4", 201);
+  table_opts = ", content=\"src\", prefix=\"2\", order=desc";
+  tokenizer_case("fts4", 202);
+  write_table = "t";
+  insert_only = 1;
+  table_opts = ", content=''";
+  tokenizer_case("fts4", 203);
+  table_opts = ", content='', languageid=lid, notindexed=a";
+  lang_col = "lid";
+  tokenizer_case("fts4", 204);
+  lang_col = NULL;
+  insert_only = 0;
+  all_cols = 0;
+}
+
+TEST(fts3_tokenizers) {
+  for (size_t i = 0; i < sizeof tokenizers / sizeof tokenizers[0]; i++)
+    tokenizer_case(i % 2 ? "fts3" : "fts4", i);
+}
+
+/* Random text (words, scripts, combining marks, separators, broken UTF-8)
+ * through fts3tokenize with every tokenizer spec on both engines: the
+ * same tokens, offsets and positions. */
+TEST(fts3_tokenize_table) {
+  static const char *const specs[] = {
+      "porter",
+      "simple",
+      "simple, x, ' ae-'",
+      "unicode61",
+      "unicode61, 'remove_diacritics=0'",
+      "unicode61, 'remove_diacritics=2'",
+      "unicode61, 'tokenchars=-_.é', 'separators=aü'",
+      "unicode61, 'separators=x-', 'tokenchars=x''', \"remove_diacritics=0\"",
+  };
+  static const char *const bits[] = {"e\xcc\x81",
+                                     "\xcc\x81",
+                                     "\xe2\x80\x8b",
+                                     "\xc3",
+                                     "\x80",
+                                     "\xf0\x9f\x98\x80",
+                                     "\xef\xbf\xbf",
+                                     "\xed\xa0\x80",
+                                     "_",
+                                     "$",
+                                     "\t",
+                                     "1",
+                                     "Z"};
+  sqlite3 *ref = NULL;
+  shale *db = NULL;
+  CHECK_OK(sqlite3_open(":memory:", &ref));
+  CHECK_OK(shale_open(":memory:", &db));
+  if (!ref || !db) return;
+  uint64_t rs = test_seed() + 4242;
+  int fails = 0;
+  for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+    char sql[200];
+    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE tk%zu USING fts3tokenize(%s)", k, specs[k]);
+    exec_sqlite(ref, sql);
+    ex_shale(db, sql);
+    snprintf(sql, sizeof sql, "SELECT token, start, end, position FROM tk%zu WHERE input = ?1", k);
+    for (int n = 0; n < (test_long() ? 3000 : 400) && fails < 5; n++) {
+      Out in = {0};
+      out_add(&in, "", 0);
+      int nw = 1 + rn(&rs, 8);
+      for (int w = 0; w < nw; w++) {
+        if (rn(&rs, 3))
+          out_fmt(&in, "%s", words[rn(&rs, NWORDS)]);
+        else
+          out_fmt(&in, "%s", bits[rn(&rs, (int)(sizeof bits / sizeof bits[0]))]);
+        out_fmt(&in, "%s", rn(&rs, 3) ? seps[rn(&rs, NSEPS)] : "");
+      }
+      fails += !same_answer(ref, db, sql, in.p);
+      free(in.p);
+    }
+  }
+  sqlite3_close(ref);
+  CHECK_OK(shale_close(db));
 }

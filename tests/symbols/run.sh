@@ -13,6 +13,7 @@ allowed() { # folder -> space-separated prefixes
   ext/fts3) echo "fts3_" ;;
   ext/fts5) echo "fts5_" ;;
   ext/rtree) echo "rtree_" ;;
+  ext/tok) echo "ext_tok_" ;;
   pager) echo "pager_ wal_" ;;
   parse) echo "sql_" ;;
   util) echo "util_ strbuf_ shale_" ;;

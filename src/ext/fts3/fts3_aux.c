@@ -121,7 +121,10 @@ static int aux_build(Fts3AuxCursor *c) {
   Fts3Aux *a = shale_malloc(sizeof *a);
   if (!a) return SHALE_NOMEM;
   memset(a, 0, sizeof *a);
+  int64_t lvl = c->t->lvl;
+  c->t->lvl = c->lvl; /* the language the query read */
   int rc = fts3_expr_nodes(c->t, c->expr, &a->nodes, &a->nnodes);
+  c->t->lvl = lvl;
   size_t n = (size_t)(a->nnodes ? a->nnodes : 1);
   if (rc == SHALE_OK) {
     a->phrase = shale_malloc(sizeof(int) * n);
@@ -786,7 +789,7 @@ static int mi_size(const Fts3Table *t, const Fts3Aux *a, char ch, int *n) {
       return t->fts4;
     case 'l':
       *n = nc;
-      return t->fts4 && !t->no_docsize;
+      return t->has_docsize;
     case 's':
       *n = nc;
       return 1;

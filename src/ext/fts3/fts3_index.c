@@ -7,6 +7,11 @@
  * Invariants:
  *  1. Segments are read oldest first (level DESC, idx ASC); the entries of
  *     one (term, docid) pair from a newer segment replace older ones.
+ *     Only the segments of one index are read: levels t->lvl to t->lvl +
+ *     1023 (SQLite's (langid * indexes + index) * 1024 + level), a prefix
+ *     query whose length has a prefix= index looking its term up there.
+ *     Doclists of an order=desc table list docids descending (each a
+ *     delta below the one before).
  *  2. Malformed node or doclist bytes give SHALE_CORRUPT_VTAB, never a read
  *     past the blob.
  */
@@ -106,6 +111,7 @@ typedef struct Entry {
 typedef struct Scan {
   const char *key;
   int nkey, prefix;
+  int desc; /* order=desc: doclists in descending docid order */
   Entry *e;
   int ne, cape;
   int64_t *pos;
@@ -173,7 +179,7 @@ static int scan_doclist(Scan *s, int term, int seg, const uint8_t *p, const uint
     int n = fts3_get_varint(p, end, &v);
     if (!n) return SHALE_CORRUPT_VTAB;
     p += n;
-    docid = first ? (int64_t)v : (int64_t)((uint64_t)docid + v);
+    docid = first ? (int64_t)v : (int64_t)(s->desc ? (uint64_t)docid - v : (uint64_t)docid + v);
     first = 0;
     if (s->ne >= s->cape) {
       int cap = s->cape ? s->cape * 2 : 32;
@@ -277,13 +283,14 @@ static int prepare(Fts3Table *t, shale_stmt **st, const char *fmt) {
   return rc;
 }
 
-/* level < 0: every segment, through the cached statement. */
+/* level < 0: every segment (of the index t->lvl starts), through the
+ * cached statement. */
 static int scan_segments(Fts3Table *t, Scan *s, int level) {
   shale_stmt *one = NULL;
   int rc = level < 0
                ? prepare(t, &t->st_seg,
                          "SELECT start_block, leaves_end_block, root FROM \"%s\".\"%s_segdir\" "
-                         "ORDER BY level DESC, idx ASC")
+                         "WHERE level BETWEEN ?1 AND ?1 + 1023 ORDER BY level DESC, idx ASC")
                : prepare(t, &one,
                          "SELECT start_block, leaves_end_block, root FROM \"%s\".\"%s_segdir\" "
                          "WHERE level = ?1 ORDER BY idx ASC");
@@ -296,7 +303,7 @@ static int scan_segments(Fts3Table *t, Scan *s, int level) {
     return rc;
   }
   shale_stmt *seg = one ? one : t->st_seg, *leaf = t->st_leaf;
-  if (one) shale_bind_int64(one, 1, level);
+  shale_bind_int64(seg, 1, t->lvl + (level < 0 ? 0 : level));
   int nseg = 0;
   while (rc == SHALE_OK && shale_step(seg) == SHALE_ROW) {
     int64_t start = shale_column_int64(seg, 0), lend = shale_column_int64(seg, 1);
@@ -332,11 +339,19 @@ static int entry_cmp(const void *a, const void *b) {
 int fts3_index_query(Fts3Table *t, const char *term, int nterm, int prefix, Fts3Hits *out) {
   Scan s;
   memset(&s, 0, sizeof s);
+  int64_t base = t->lvl;
+  for (int i = 0; prefix && i < t->nprefix; i++)
+    if (t->prefix[i] == nterm) { /* a prefix index of that length: one term there */
+      t->lvl = base + (int64_t)(i + 1) * 1024;
+      prefix = 0;
+    }
   s.key = term;
   s.nkey = nterm;
   s.prefix = prefix;
+  s.desc = t->desc;
   memset(out, 0, sizeof *out);
   int rc = scan_segments(t, &s, -1);
+  t->lvl = base;
   if (rc == SHALE_OK && s.ne) qsort(s.e, (size_t)s.ne, sizeof(Entry), entry_cmp);
   for (int i = 0; rc == SHALE_OK && i < s.ne; i++) {
     const Entry *e = &s.e[i];
@@ -359,6 +374,7 @@ int fts3_index_scan_level(Fts3Table *t, int level, void *ctx, Fts3EntryCb cb) {
   memset(&s, 0, sizeof s);
   s.key = "";
   s.prefix = 1;
+  s.desc = t->desc;
   int rc = scan_segments(t, &s, level);
   for (int i = 0; rc == SHALE_OK && i < s.ne; i++) {
     const Entry *e = &s.e[i];

@@ -28,6 +28,7 @@
 
 #include <stdint.h>
 
+#include "../tok/tok.h"
 #include "shale.h"
 
 /* ---- varints and buffers (fts3_index.c) ---- */
@@ -39,16 +40,30 @@ int fts3_put_varint(uint8_t *p, uint64_t v);
 
 /* ---- tokenizers (fts3_tok.c) ---- */
 
-typedef enum { FTS3_TOK_SIMPLE, FTS3_TOK_PORTER } Fts3TokKind;
+typedef enum { FTS3_TOK_SIMPLE, FTS3_TOK_PORTER, FTS3_TOK_UNICODE61 } Fts3TokKind;
 typedef struct Fts3Tok {
   Fts3TokKind kind;
+  ExtTokU61 u; /* the classes (simple, porter: raw bytes >= 0x80) */
 } Fts3Tok;
 /* Called for each token: its folded text, byte range in the input and
  * position. A non-zero return stops the walk and is returned. */
 typedef int (*Fts3TokenCb)(void *ctx, const char *tok, int ntok, int start, int end, int pos);
 int fts3_tokenize(const Fts3Tok *, const char *z, int n, void *ctx, Fts3TokenCb cb);
-/* Parse "tokenize=NAME ARGS" (argv without the option name); message in *err. */
+/* Parse "tokenize=NAME ARGS" (argv without the option name) into a
+ * tokenizer (the one it held freed); SQLite's message in *err. */
 int fts3_tok_parse(Fts3Tok *, const char *spec, char **err);
+/* The tokenizer name with its (dequoted) arguments: SHALE_ERROR with
+ * "unknown tokenizer: NAME" in *err for an unknown name, without a message
+ * for a bad argument. */
+int fts3_tok_create(Fts3Tok *, const char *name, int argc, char **argv, char **err);
+void fts3_tok_free(Fts3Tok *);
+/* Register the fts3tokenize module (fts3_tokenize.c). */
+int fts3_tokenize_register(shale *db);
+/* SQLite's FTS3 argument words: the next word or quoted string in z (its
+ * length in *n), NULL at the end; dequoting in place; the word bytes. */
+const char *fts3_next_token(const char *z, int *n);
+void fts3_dequote(char *z);
+int fts3_id_char(char c);
 
 /* ---- the table ---- */
 
@@ -59,11 +74,27 @@ typedef struct Fts3Table {
   shale *db;
   char *zdb, *zname; /* database and table name */
   int fts4;          /* the fts4 module (has %_docsize, %_stat) */
-  int no_docsize;    /* FTS4's matchinfo=fts3: no %_docsize */
   int ncol;
   char **cols; /* column names */
   Fts3Tok tok;
-  shale_stmt *st_row;  /* SELECT * FROM %_content WHERE docid=? */
+  /* FTS4 options (fts3_vtab.c) */
+  int has_docsize; /* FTS4 without matchinfo=fts3: %_docsize kept */
+  int desc;        /* order=desc */
+  char *content;   /* content=: the external table ("": none); NULL: %_content */
+  char *langid;    /* languageid=: the column's name, or NULL */
+  char *zcompress, *zuncompress, *zprefix; /* the option values */
+  uint8_t *notindexed;                     /* per column: named by notindexed= (not tokenized) */
+  int nprefix;                             /* prefix=: the lengths (bytes) of the prefix indexes */
+  int *prefix;
+  char *read_sql; /* "SELECT rowid, COLS... FROM ..." reading rows (uncompressed) */
+  /* Indexes: SQLite's %_segdir levels are (langid * (nprefix + 1) + index)
+   * * 1024 + level, index 0 the terms, index i the prefix[i - 1]-byte
+   * prefixes of the terms at least that long. */
+  int64_t lvl;         /* the first level of the index read or written */
+  int plen;            /* writing a prefix index: its length; 0 the terms */
+  Fts3Pending **ppend; /* the prefix indexes' pending terms (nprefix of them) */
+  int pend_lang;       /* the language of the pending terms */
+  shale_stmt *st_row;  /* read_sql WHERE rowid = ?1 */
   shale_stmt *st_seg;  /* the segments, oldest first */
   shale_stmt *st_leaf; /* the leaf blocks of one segment */
   Fts3Pending *pend;   /* terms of this transaction's writes (fts3_write.c) */
@@ -157,6 +188,7 @@ typedef struct Fts3AuxCursor {
   Fts3Expr *expr; /* NULL: no MATCH */
   int64_t docid;  /* the current row */
   int desc;       /* rows in descending docid order */
+  int64_t lvl;    /* the query's language: Fts3Table.lvl of its index 0 */
   Fts3Aux *aux;   /* fts3_aux.c's state for this query, freed by fts3_aux_free */
 } Fts3AuxCursor;
 /* The current row's text of column col (NULL for a NULL), valid until

@@ -12,6 +12,11 @@
  * root interior node (height 1) holding each later leaf's first term.
  * end_block is written as SQLite does: "END NBYTES", NBYTES the size of the
  * leaves.
+ * With order=desc a doclist lists its documents in descending docid order
+ * (the first absolute, then each the previous minus it), as SQLite's
+ * bDescIdx. Levels here are those of one index (t->lvl + level in %_segdir: the
+ * language's and prefix index's, fts3_int.h); t->plen set writes a prefix
+ * index (each token of at least plen bytes as its first plen bytes).
  *
  * A savepoint notes how many pending entries there were, how many of them
  * a command had written to segments already, and the totals; rolling back
@@ -163,12 +168,15 @@ typedef struct TokCtx {
   Fts3Pending *p;
   int seq, col, del, ntok;
   int64_t docid;
+  int plen; /* a prefix index's length: shorter tokens skipped, longer cut */
 } TokCtx;
 
 static int tok_cb(void *ctx, const char *tok, int ntok, int start, int end, int pos) {
   TokCtx *c = ctx;
   (void)start;
   (void)end;
+  if (c->plen && ntok < c->plen) return SHALE_OK;
+  if (c->plen) ntok = c->plen;
   int id = intern(c->p, tok, ntok);
   if (id < 0) return SHALE_NOMEM;
   c->ntok++;
@@ -178,7 +186,7 @@ static int tok_cb(void *ctx, const char *tok, int ntok, int start, int end, int 
 int fts3_write_row(Fts3Table *t, int64_t docid, const char *const *text, const int *len,
                    int is_delete, int *ntok) {
   if (!t->pend && !(t->pend = pending_new())) return SHALE_NOMEM;
-  TokCtx c = {t->pend, ++t->pend->seq, 0, is_delete, 0, docid};
+  TokCtx c = {t->pend, ++t->pend->seq, 0, is_delete, 0, docid, t->plen};
   int rc = SHALE_OK;
   if (is_delete) rc = add_ent(t->pend, -1, c.seq, docid, -1); /* marks the operation */
   for (int i = 0; rc == SHALE_OK && i < t->ncol; i++) {
@@ -332,8 +340,8 @@ static int seg_finish(SegW *w, int level, int idx) {
   char end[48];
   if (w->nleaves == 1) {
     snprintf(end, sizeof end, "0 %lld", (long long)w->nbytes);
-    return exec_stmt(t, "INSERT INTO \"%s\".'%s_segdir' VALUES(?1, ?2, 0, 0, ?4, ?5)", level, idx,
-                     &w->leaves[0], end, 0, NULL);
+    return exec_stmt(t, "INSERT INTO \"%s\".'%s_segdir' VALUES(?1, ?2, 0, 0, ?4, ?5)",
+                     t->lvl + level, idx, &w->leaves[0], end, 0, NULL);
   }
   int64_t base;
   rc = exec_stmt(t, "SELECT max(blockid) FROM \"%s\".'%s_segments'", 0, 0, NULL, NULL, 0, &base);
@@ -355,7 +363,7 @@ static int seg_finish(SegW *w, int level, int idx) {
   if (rc == SHALE_OK)
     rc = exec_stmt(t,
                    "INSERT INTO \"%s\".'%s_segdir' VALUES(?1, ?2, ?3, CAST(?4 AS INTEGER), ?4, ?5)",
-                   level, idx, &root, end, base, NULL);
+                   t->lvl + level, idx, &root, end, base, NULL);
   shale_free(root.p);
   return rc;
 }
@@ -381,6 +389,8 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
     if (p->e[i].term >= 0) {
       p->e[k] = p->e[i];
       p->e[k++].term = rank[p->e[i].term];
+      if (t->desc) /* order=desc: sorted by -docid, written as SQLite's descending deltas */
+        p->e[k - 1].docid = (int64_t)(0 - (uint64_t)p->e[k - 1].docid);
     }
   if (rc == SHALE_OK) p->n = k;
   if (rc == SHALE_OK && p->n) qsort(p->e, (size_t)p->n, sizeof(WEnt), cmp_ent);
@@ -400,7 +410,8 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
       int live = 0;
       for (int q = i; q < j && p->e[q].seq == seq; q++) live |= p->e[q].pos >= 0;
       if (live || !drop) {
-        rc = buf_varint(&dl, first ? (uint64_t)docid : (uint64_t)(docid - prev));
+        uint64_t abs = t->desc ? 0 - (uint64_t)docid : (uint64_t)docid;
+        rc = buf_varint(&dl, first ? abs : (uint64_t)docid - (uint64_t)prev);
         first = 0;
         prev = docid;
         int64_t col = 0, last = 0, lastpos = -1;
@@ -459,8 +470,9 @@ static int alloc_idx(Fts3Table *t, int level, int *idx);
  * segment: at level + 1, or at the highest level for all. */
 static int merge_level(Fts3Table *t, int level, int *leaves) {
   int64_t maxlevel;
-  int rc =
-      exec_stmt(t, "SELECT max(level) FROM \"%s\".'%s_segdir'", 0, 0, NULL, NULL, 0, &maxlevel);
+  int rc = exec_stmt(
+      t, "SELECT max(level) - ?1 FROM \"%s\".'%s_segdir' WHERE level BETWEEN ?1 AND ?1 + 1023",
+      t->lvl, 0, NULL, NULL, 0, &maxlevel);
   if (rc) return rc;
   Fts3Pending *p = pending_new();
   if (!p) return SHALE_NOMEM;
@@ -472,7 +484,7 @@ static int merge_level(Fts3Table *t, int level, int *leaves) {
         "DELETE FROM \"%%s\".'%%s_segments' WHERE blockid IN (SELECT b.blockid "
         "FROM \"%%s\".'%%s_segments' b, \"%%s\".'%%s_segdir' d WHERE b.blockid "
         "BETWEEN d.start_block AND CAST(d.end_block AS INTEGER) AND d.start_block > 0%s)",
-        level < 0 ? "" : " AND d.level = ?1");
+        level < 0 ? " AND d.level BETWEEN ?1 AND ?1 + 1023" : " AND d.level = ?1");
     (void)sel;
     rc = fmt ? SHALE_OK : SHALE_NOMEM;
     if (rc == SHALE_OK) {
@@ -483,7 +495,7 @@ static int merge_level(Fts3Table *t, int level, int *leaves) {
       if (rc == SHALE_OK) rc = shale_prepare_v2(t->db, sql, -1, &st, NULL);
       shale_free(sql);
       if (rc == SHALE_OK) {
-        if (level >= 0) shale_bind_int64(st, 1, level);
+        shale_bind_int64(st, 1, t->lvl + (level < 0 ? 0 : level));
         rc = shale_step(st) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
         int rc2 = shale_finalize(st);
         if (rc == SHALE_OK) rc = rc2;
@@ -491,9 +503,11 @@ static int merge_level(Fts3Table *t, int level, int *leaves) {
     }
   }
   if (rc == SHALE_OK)
-    rc = level < 0 ? exec_stmt(t, "DELETE FROM \"%s\".'%s_segdir'", 0, 0, NULL, NULL, 0, NULL)
-                   : exec_stmt(t, "DELETE FROM \"%s\".'%s_segdir' WHERE level = ?1", level, 0, NULL,
-                               NULL, 0, NULL);
+    rc = level < 0
+             ? exec_stmt(t, "DELETE FROM \"%s\".'%s_segdir' WHERE level BETWEEN ?1 AND ?1 + 1023",
+                         t->lvl, 0, NULL, NULL, 0, NULL)
+             : exec_stmt(t, "DELETE FROM \"%s\".'%s_segdir' WHERE level = ?1", t->lvl + level, 0,
+                         NULL, NULL, 0, NULL);
   int out = level < 0 ? (int)(maxlevel < 0 ? 0 : maxlevel) : level + 1, idx = 0;
   if (rc == SHALE_OK && level >= 0) rc = alloc_idx(t, out, &idx);
   if (rc == SHALE_OK) rc = write_segment(t, p, out, idx, level < 0 || out > maxlevel, leaves);
@@ -504,8 +518,8 @@ static int merge_level(Fts3Table *t, int level, int *leaves) {
 /* The next free idx at level, merging the level first when it is full. */
 static int alloc_idx(Fts3Table *t, int level, int *idx) {
   int64_t n;
-  int rc = exec_stmt(t, "SELECT max(idx) FROM \"%s\".'%s_segdir' WHERE level = ?1", level, 0, NULL,
-                     NULL, 0, &n);
+  int rc = exec_stmt(t, "SELECT max(idx) FROM \"%s\".'%s_segdir' WHERE level = ?1", t->lvl + level,
+                     0, NULL, NULL, 0, &n);
   if (rc) return rc;
   if (n + 1 >= MERGE_COUNT) {
     rc = merge_level(t, level, NULL);
@@ -750,7 +764,7 @@ static int cmd_rebuild(Fts3Table *t) {
     rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_segments'", 0, 0, NULL, NULL, 0, NULL);
   if (rc == SHALE_OK)
     rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_segdir'", 0, 0, NULL, NULL, 0, NULL);
-  if (rc == SHALE_OK && t->fts4 && !t->no_docsize)
+  if (rc == SHALE_OK && t->has_docsize)
     rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_docsize'", 0, 0, NULL, NULL, 0, NULL);
   if (rc == SHALE_OK && yes)
     rc = exec_stmt(t, "DELETE FROM \"%s\".'%s_stat'", 0, 0, NULL, NULL, 0, NULL);

@@ -129,9 +129,6 @@ int fts5_tok_pattern(const fts5_tokenizer *m, Fts5Tokenizer *inst);
 int fts5_tok_builtin(const fts5_tokenizer *m, Fts5Tokenizer *inst);
 /* Register unicode61 (the default, first), ascii, porter and trigram. */
 int fts5_tok_register_builtins(fts5_api *api);
-/* The porter tokenizer's stem of tok into buf (ntok + 1 bytes): 0 when the
- * token passes unchanged (fts5_porter.c). */
-int fts5_porter_token(const char *tok, int ntok, char *buf, int *nbuf);
 /* Position counting under colocated tokens, as SQLite's: a token flagged
  * FTS5_TOKEN_COLOCATED shares the previous one's position (the first of a
  * column never does). *n counts positions; returns this token's. */
