@@ -708,8 +708,18 @@ static int seek_rowid_down(BtCursor *c, int64_t rowid, int *res, int *kept) {
 
 int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   int rc = SHALE_OK, kept;
-  if (seek_rowid_here(c, rowid, res, &rc)) return rc;
+  /* Random keys rarely fall in the cursor's leaf: after two seeks that left
+   * it, its two rowid reads are skipped until a seek stays there again. */
+  if (c->far < 2 && seek_rowid_here(c, rowid, res, &rc)) {
+    c->far = 0;
+    return rc;
+  }
+  const PgPage *was = c->state == CUR_VALID && c->depth > 0 ? c->pg[c->depth - 1] : NULL;
   rc = seek_rowid_down(c, rowid, res, &kept);
+  if (was && c->depth > 0 && c->pg[c->depth - 1] == was)
+    c->far = 0;
+  else if (c->far < 2)
+    c->far++;
   seek_end(c, &kept);
   return rc;
 }
