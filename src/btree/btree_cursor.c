@@ -382,9 +382,13 @@ static inline int rowid3(const uint8_t *p, int64_t *out) {
   return 1;
 }
 
+/* near (a constant at each call site): read a cell near the usable end
+ * inline where it can (the descent's searches, which meet the first cells
+ * of every page), else always by the bounded decode (the shorter code of
+ * the single reads). */
 static inline __attribute__((always_inline)) int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d,
                                                           uint32_t off, uint32_t lim, int leaf,
-                                                          int64_t *out) {
+                                                          int near, int64_t *out) {
   const uint8_t *p = d + off;
   if (off > lim) {
     /* Within 18 bytes of the usable end, where a page keeps its first
@@ -392,7 +396,7 @@ static inline __attribute__((always_inline)) int rowid_at(Btree *bt, PgPage *pg,
      * the child (interior), then a rowid of up to three bytes, all below
      * the end, are read inline; anything else by the bounded decode. */
     uint32_t i = leaf ? 1 : 4;
-    if (off + i + 3 <= bt->usable && (!leaf || p[0] < 0x80) && rowid3(p + i, out)) {
+    if (near && off + i + 3 <= bt->usable && (!leaf || p[0] < 0x80) && rowid3(p + i, out)) {
       return SHALE_OK;
     }
     return cell_rowid_bounded(bt, pg, d, off, leaf, out);
@@ -416,7 +420,7 @@ static inline __attribute__((always_inline)) int cell_rowid(Btree *bt, PgPage *p
                                                             int64_t *out) {
   MemPage *m = page_mem(pg);
   const uint8_t *d = pager_data(pg);
-  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), bt->usable - 18, m->leaf,
+  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), bt->usable - 18, m->leaf, 0,
                   out);
 }
 
@@ -448,7 +452,7 @@ static inline __attribute__((always_inline)) int search_cells(Btree *bt, PgPage 
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     int64_t k;
-    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), lim, leaf, &k);
+    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), lim, leaf, 0, &k);
     if (rc) return rc;
     if (k < rowid) {
       lo = mid + 1;
@@ -507,7 +511,7 @@ static inline __attribute__((always_inline)) int rowid_search(Btree *bt, PgPage 
   int lo = -1, hi = n, rc;
   int64_t klo = h->lo, khi = h->hi, k;
   int has_lo = h->has_lo, has_hi = h->has_hi;
-#define ROWID_KEY(i) rowid_at(bt, pg, d, util_get2(ptr + 2 * (i)), lim, leaf, &k)
+#define ROWID_KEY(i) rowid_at(bt, pg, d, util_get2(ptr + 2 * (i)), lim, leaf, 1, &k)
   if (n >= 8) {
     if (!has_lo) { /* the leftmost path: no lower bound but the first key */
       if ((rc = ROWID_KEY(0)) != SHALE_OK) return rc;
