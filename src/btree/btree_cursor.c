@@ -3,7 +3,8 @@
  *
  * Owns the cursor stack (one referenced page and index per level), the
  * in-order walk of table trees (entries in leaves only) and index trees
- * (entries in leaves and interior cells), binary-search seeks, overflow
+ * (entries in leaves and interior cells), seeks (binary search; rowid
+ * seeks interpolate, rowid_search), overflow
  * reads with a per-entry cache of overflow page numbers, and the saved
  * state of invariant 5 of btree.h.
  *
@@ -163,7 +164,8 @@ static int seek_child(BtCursor *c, uint32_t child, int *kept) {
 }
 
 static MemPage *top(BtCursor *c) { return page_mem(c->pg[c->depth - 1]); }
-static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out);
+static inline __attribute__((always_inline)) int cell_rowid(Btree *bt, PgPage *pg, int i,
+                                                            int64_t *out);
 
 /* Descend from the top page to the leftmost leaf. */
 static int descend_left(BtCursor *c) {
@@ -366,16 +368,8 @@ static int cell_rowid_bounded(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t 
   return SHALE_OK;
 }
 
-static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, uint32_t lim,
-                           int leaf, int64_t *out) {
-  if (off > lim) return cell_rowid_bounded(bt, pg, d, off, leaf, out);
-  const uint8_t *p = d + off;
-  if (!leaf) {
-    p += 4;
-  } else if (*p++ >= 0x80) { /* payload size: skip the varint */
-    int j = 1;
-    while (j < 9 && *p++ >= 0x80) j++;
-  }
+/* The rowid varint at p if it is at most three bytes long (1), else 0. */
+static inline int rowid3(const uint8_t *p, int64_t *out) {
   if (p[0] < 0x80) {
     *out = p[0];
   } else if (p[1] < 0x80) {
@@ -383,6 +377,37 @@ static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off
   } else if (p[2] < 0x80) {
     *out = (int64_t)(p[0] & 0x7f) << 14 | (int64_t)(p[1] & 0x7f) << 7 | p[2];
   } else {
+    return 0;
+  }
+  return 1;
+}
+
+/* near (a constant at each call site): read a cell near the usable end
+ * inline where it can (the descent's searches, which meet the first cells
+ * of every page), else always by the bounded decode (the shorter code of
+ * the single reads). */
+static inline __attribute__((always_inline)) int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d,
+                                                          uint32_t off, uint32_t lim, int leaf,
+                                                          int near, int64_t *out) {
+  const uint8_t *p = d + off;
+  if (off > lim) {
+    /* Within 18 bytes of the usable end, where a page keeps its first
+     * cells (a seek reads them often): a one-byte payload size (leaf) or
+     * the child (interior), then a rowid of up to three bytes, all below
+     * the end, are read inline; anything else by the bounded decode. */
+    uint32_t i = leaf ? 1 : 4;
+    if (near && off + i + 3 <= bt->usable && (!leaf || p[0] < 0x80) && rowid3(p + i, out)) {
+      return SHALE_OK;
+    }
+    return cell_rowid_bounded(bt, pg, d, off, leaf, out);
+  }
+  if (!leaf) {
+    p += 4;
+  } else if (*p++ >= 0x80) { /* payload size: skip the varint */
+    int j = 1;
+    while (j < 9 && *p++ >= 0x80) j++;
+  }
+  if (!rowid3(p, out)) {
     uint64_t v;
     util_get_varint(p, &v);
     *out = (int64_t)v;
@@ -391,10 +416,11 @@ static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off
 }
 
 /* Rowid of cell i of a table page. */
-static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
+static inline __attribute__((always_inline)) int cell_rowid(Btree *bt, PgPage *pg, int i,
+                                                            int64_t *out) {
   MemPage *m = page_mem(pg);
   const uint8_t *d = pager_data(pg);
-  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), bt->usable - 18, m->leaf,
+  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), bt->usable - 18, m->leaf, 0,
                   out);
 }
 
@@ -411,9 +437,9 @@ static inline uint32_t interior_child(PgPage *pg, const MemPage *m, int i) {
  * rowid >= key (hi if none) in *at, and its rowid in *kat when the search
  * read it (*got = 1; 0 when *at == hi and no cell was >= key). The page's
  * data, pointer array and the bound of the unchecked reads are looked up
- * once; leaf is a constant at every call site (leaf_search, and
- * seek_rowid_down, which takes it inline), so each kind of page gets its
- * own loop. A cell equal to the key ends the search: rowids are unique, so
+ * once; leaf is a constant at each call site of leaf_search, so each kind
+ * of page gets its own loop (the descent from the root uses rowid_search
+ * below). A cell equal to the key ends the search: rowids are unique, so
  * it is the first cell >= key. */
 static inline __attribute__((always_inline)) int search_cells(Btree *bt, PgPage *pg,
                                                               const uint8_t *d, const uint8_t *ptr,
@@ -426,7 +452,7 @@ static inline __attribute__((always_inline)) int search_cells(Btree *bt, PgPage 
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     int64_t k;
-    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), lim, leaf, &k);
+    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), lim, leaf, 0, &k);
     if (rc) return rc;
     if (k < rowid) {
       lo = mid + 1;
@@ -453,6 +479,120 @@ static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int
   const uint8_t *ptr = d + m->hdr + m->hdrlen;
   return m->leaf ? search_cells(bt, pg, d, ptr, 1, lo, hi, rowid, at, kat, got)
                  : search_cells(bt, pg, d, ptr, 0, lo, hi, rowid, at, kat, got);
+}
+
+/* What a rowid seek knows of a page's keys before it reads any: each is
+ * > lo (has_lo) and <= hi (has_hi), from the parent's cells on either side
+ * of the child taken (a table interior cell's key is >= every key of its
+ * left subtree). Hints only: the search below reads every key it relies on. */
+typedef struct {
+  int64_t lo, hi;
+  int has_lo, has_hi;
+} RowidHint;
+
+/* The first cell >= rowid of a table page of n cells (n if none) in *at, its
+ * key in *kat when at < n, and in *h the hint for the child at index at (a
+ * leaf ignores it). Rowids are mostly dense or evenly spread, so the search
+ * interpolates: it guesses the answer's index from the keys (or hints) at
+ * either end of the unread cells, then gallops from the guess (steps 1, 2,
+ * 4, ...) to a bracket that it binary-searches. A good guess costs two key
+ * reads instead of a binary search's log2(n); a bad one (skewed keys) at
+ * most about twice log2(n). Any key order (a corrupt page) yields some index
+ * in 0..n, every read being within the page's n cells. leaf is a constant
+ * at the call sites (one loop per kind of page, as search_cells). */
+static inline __attribute__((always_inline)) int rowid_search(Btree *bt, PgPage *pg,
+                                                              const uint8_t *d, int leaf, int n,
+                                                              int64_t rowid, RowidHint *h, int *at,
+                                                              int64_t *kat) {
+  const MemPage *m = page_mem(pg);
+  const uint8_t *ptr = d + m->hdr + m->hdrlen;
+  const uint32_t lim = bt->usable - 18;
+  /* key(lo) < rowid <= key(hi); lo == -1 and hi == n are the hint's ends */
+  int lo = -1, hi = n, rc;
+  int64_t klo = h->lo, khi = h->hi, k;
+  int has_lo = h->has_lo, has_hi = h->has_hi;
+#define ROWID_KEY(i) rowid_at(bt, pg, d, util_get2(ptr + 2 * (i)), lim, leaf, 1, &k)
+  if (n >= 8) {
+    if (!has_lo) { /* the leftmost path: no lower bound but the first key */
+      if ((rc = ROWID_KEY(0)) != SHALE_OK) return rc;
+      if (k >= rowid) {
+        hi = 0, khi = k;
+        goto found;
+      }
+      lo = 0, klo = k, has_lo = 1;
+    }
+    if (!has_hi) { /* the rightmost path: the last key */
+      if ((rc = ROWID_KEY(n - 1)) != SHALE_OK) return rc;
+      if (k < rowid) {
+        lo = n - 1, klo = k;
+        goto found;
+      }
+      hi = n - 1, khi = k, has_hi = 1;
+    }
+    if (klo < rowid && rowid <= khi && hi - lo > 2) {
+      /* keys evenly spread from klo at lo to khi at hpos: a leaf's upper
+       * hint is its own last key, an interior page's that of its right
+       * child */
+      int hpos = hi == n && leaf ? n - 1 : hi;
+      double x = (double)((uint64_t)rowid - (uint64_t)klo) * (double)(hpos - lo) /
+                 (double)((uint64_t)khi - (uint64_t)klo);
+      int e = lo + (int)x;
+      if (e < lo + x) e++;
+      if (e <= lo) e = lo + 1;
+      if (e >= hi) e = hi - 1;
+      if ((rc = ROWID_KEY(e)) != SHALE_OK) return rc;
+      if (k == rowid) {
+        hi = e, khi = k;
+        goto found;
+      }
+      if (k > rowid) { /* gallop down from e */
+        hi = e, khi = k;
+        for (int step = 1;; step *= 2) {
+          int j = hi - step;
+          if (j <= lo) break;
+          if ((rc = ROWID_KEY(j)) != SHALE_OK) return rc;
+          if (k < rowid) {
+            lo = j, klo = k;
+            break;
+          }
+          hi = j, khi = k;
+          if (k == rowid) goto found;
+        }
+      } else { /* gallop up from e */
+        lo = e, klo = k;
+        for (int step = 1;; step *= 2) {
+          int j = lo + step;
+          if (j >= hi) break;
+          if ((rc = ROWID_KEY(j)) != SHALE_OK) return rc;
+          if (k >= rowid) {
+            hi = j, khi = k;
+            if (k == rowid) goto found;
+            break;
+          }
+          lo = j, klo = k;
+        }
+      }
+    }
+  }
+  while (hi - lo > 1) { /* the bracket's binary search */
+    int mid = lo + (hi - lo) / 2;
+    if ((rc = ROWID_KEY(mid)) != SHALE_OK) return rc;
+    if (k < rowid) {
+      lo = mid, klo = k;
+    } else {
+      hi = mid, khi = k;
+      if (k == rowid) break; /* rowids are unique: the first cell >= key */
+    }
+  }
+#undef ROWID_KEY
+found:
+  *at = hi;
+  *kat = khi;
+  h->lo = klo;
+  h->hi = khi;
+  h->has_lo = has_lo || lo >= 0;
+  h->has_hi = has_hi || hi < n;
+  return SHALE_OK;
 }
 
 /* Fast path of a rowid seek (as SQLite's): a VALID cursor whose leaf must
@@ -531,22 +671,23 @@ static int seek_rowid_down(BtCursor *c, int64_t rowid, int *res, int *kept) {
     return SHALE_OK;
   }
   if (!c->intkey) return BT_CORRUPT(c->bt, c->root, "rowid seek on an index tree");
-  /* (search_cells inline, one copy per kind of page rather than three calls
-   * of leaf_search: the searches are most of a seek) */
-  int lo, got;
+  /* (rowid_search inline, one copy per kind of page: the searches are
+   * most of a seek) */
+  int lo;
   int64_t k;
   PgPage *pg;
   MemPage *m;
+  RowidHint h = {0, 0, 0, 0};
   for (;;) {
     pg = c->pg[c->depth - 1];
     m = page_mem(pg);
-    const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
+    const uint8_t *d = pager_data(pg);
     if (m->leaf) {
-      rc = search_cells(c->bt, pg, d, ptr, 1, 0, m->ncell, rowid, &lo, &k, &got);
+      rc = rowid_search(c->bt, pg, d, 1, m->ncell, rowid, &h, &lo, &k);
       if (rc) return rc;
       break;
     }
-    rc = search_cells(c->bt, pg, d, ptr, 0, 0, m->ncell, rowid, &lo, &k, &got);
+    rc = rowid_search(c->bt, pg, d, 0, m->ncell, rowid, &h, &lo, &k);
     if (rc) return rc;
     c->idx[c->depth - 1] = (uint16_t)lo;
     rc = seek_child(c, interior_child(pg, m, lo), kept);
@@ -561,7 +702,7 @@ static int seek_rowid_down(BtCursor *c, int64_t rowid, int *res, int *kept) {
   c->state = CUR_VALID;
   if (lo < m->ncell) {
     c->idx[c->depth - 1] = (uint16_t)lo;
-    *res = k == rowid ? 0 : 1; /* (got: the search read cell lo) */
+    *res = k == rowid ? 0 : 1; /* (k: the search read cell lo) */
   } else {
     c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
     *res = -1;
@@ -571,8 +712,18 @@ static int seek_rowid_down(BtCursor *c, int64_t rowid, int *res, int *kept) {
 
 int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   int rc = SHALE_OK, kept;
-  if (seek_rowid_here(c, rowid, res, &rc)) return rc;
+  /* Random keys rarely fall in the cursor's leaf: after two seeks that left
+   * it, its two rowid reads are skipped until a seek stays there again. */
+  if (c->far < 2 && seek_rowid_here(c, rowid, res, &rc)) {
+    c->far = 0;
+    return rc;
+  }
+  const PgPage *was = c->state == CUR_VALID && c->depth > 0 ? c->pg[c->depth - 1] : NULL;
   rc = seek_rowid_down(c, rowid, res, &kept);
+  if (was && c->depth > 0 && c->pg[c->depth - 1] == was)
+    c->far = 0;
+  else if (c->far < 2)
+    c->far++;
   seek_end(c, &kept);
   return rc;
 }

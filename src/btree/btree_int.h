@@ -137,6 +137,10 @@ struct BtCursor {
   int near;       /* the last index seek ended next to the entry the cursor
                      was on, or was done within its leaf: the next one tries
                      that leaf first */
+  int far;        /* rowid seeks in a row that left the leaf they started on
+                     (up to 2): from 2 on the next one skips the try of the
+                     cursor's own leaf (seek_rowid_here), until a seek lands
+                     on the leaf it started from again */
   int shared;     /* another cursor on the same tree was open beside this one
                      since it opened (set by btree_cursor_open, never cleared):
                      without it a change has no other cursor to save */

@@ -139,7 +139,8 @@ uint32_t btree_page_capacity(Btree *bt, PgPage *pg, int leaf) {
  * it takes the pointers sixteen at a time where the compiler has vector
  * types: byte-swapped in the vector, each off - lo (wrapping below lo)
  * tested against hi - lo by one unsigned compare, the results ANDed into
- * one in-range mask. */
+ * one in-range mask; then eight at a time (fewer than eight pointers in
+ * all are checked one by one). */
 static int ptrs_in_range(const uint8_t *ptr, uint32_t n, uint32_t lo, uint32_t hi) {
   uint32_t i = 0;
   if (lo > hi) return n == 0;
@@ -158,12 +159,14 @@ static int ptrs_in_range(const uint8_t *ptr, uint32_t n, uint32_t lo, uint32_t h
     b = (U16x8)((b << 8) | (b >> 8)) - vlo;
     ok &= (U16x8)(a <= vspan) & (U16x8)(b <= vspan);
   }
-  if (util_host_le() && hi <= 0xffff && i + 8 <= n) { /* eight more */
+  /* the rest by eights, the last block ending at the array's end (it may
+   * overlap pointers already checked) rather than a scalar tail */
+  for (uint32_t at; util_host_le() && hi <= 0xffff && i < n && n >= 8; i = at + 8) {
     U16x8 a;
-    memcpy(&a, ptr + 2 * i, sizeof a);
+    at = i + 8 <= n ? i : n - 8;
+    memcpy(&a, ptr + 2 * at, sizeof a);
     a = (U16x8)((a << 8) | (a >> 8)) - vlo;
     ok &= (U16x8)(a <= vspan);
-    i += 8;
   }
   uint64_t w[2];
   memcpy(w, &ok, sizeof w);
@@ -277,7 +280,9 @@ static int get_page(Btree *bt, uint32_t pgno, int full, PgPage **out) {
   PgPage *pg;
   int rc = pager_get(bt->pager, pgno, 0, &pg);
   if (rc) return rc;
-  rc = full ? btree_page_check_cells(bt, pg) : btree_page_init(bt, pg);
+  rc = full                 ? btree_page_check_cells(bt, pg)
+       : page_mem(pg)->init ? SHALE_OK /* (no call for a page parsed before) */
+                            : btree_page_init(bt, pg);
   if (rc) {
     pager_unref(pg);
     return rc;

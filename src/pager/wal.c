@@ -296,10 +296,13 @@ static volatile uint32_t *info(Wal *w) {
   return w->regions[0];
 }
 
+/* One copy of the 48 bytes (a volatile word loop cost six times as much at
+ * every read transaction's start): the callers read the header between
+ * calls the compiler cannot move loads across (region, the shm barrier)
+ * and believe it only when two copies agree or its checksum holds, so a
+ * torn read is caught as SQLite's copy of its header catches it. */
 static void hdr_load(volatile const uint32_t *src, IdxHdr *h) {
-  uint32_t tmp[12];
-  for (int i = 0; i < 12; i++) tmp[i] = src[i];
-  memcpy(h, tmp, sizeof *h);
+  memcpy(h, (const void *)(uintptr_t)src, sizeof *h);
 }
 
 static void hdr_store(volatile uint32_t *dst, const IdxHdr *h) {

@@ -131,6 +131,100 @@ TEST(seek_keeps_path) {
   CHECK_OK(btree_close(bt));
 }
 
+/* Rowid seeks interpolate within a page from the keys around the answer
+ * (btree_cursor.c, rowid_search): every key of tables whose rowids are
+ * dense, cubic, clustered, random over the whole 64-bit range (extremes
+ * included) or in two far-apart runs is found, and every key between them
+ * lands next to its place, from a fresh cursor (the descent from the root)
+ * and from the cursor left by the previous seek (its leaf first). */
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void seek_probe(BtCursor *c, const int64_t *keys, int n, int64_t k) {
+  int res, lo = 0, hi = n; /* hi: the first key >= k */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (keys[mid] < k)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  CHECK_OK(btree_seek_rowid(c, k, &res));
+  if (hi < n && keys[hi] == k) {
+    CHECK_EQ(res, 0);
+    CHECK_EQ(btree_rowid(c), k);
+    return;
+  }
+  CHECK(res != 0);
+  int64_t at = btree_rowid(c);
+  if (res < 0) { /* on the last key below k */
+    CHECK(hi > 0 && at == keys[hi - 1]);
+  } else { /* on the first key above k */
+    CHECK(hi < n && at == keys[hi]);
+  }
+}
+
+TEST(seek_rowid_distributions) {
+  Btree *bt = bt_fresh("dist.db", 1024);
+  const int n = 3000;
+  int64_t *keys = malloc(sizeof(int64_t) * n);
+  uint8_t buf[24];
+  uint64_t s = test_seed();
+  for (int kind = 0; kind < 5; kind++) {
+    uint32_t root;
+    CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+    for (int i = 0; i < n; i++) {
+      int64_t k;
+      switch (kind) {
+        case 0:
+          k = i + 1;
+          break;
+        case 1:
+          k = (int64_t)i * i * i - 5000000000LL;
+          break;
+        case 2:
+          k = (i % 7 == 0 ? (int64_t)i << 20 : i) + (int64_t)(i / 500) * 1000000000;
+          break;
+        case 3:
+          k = i == 0 ? INT64_MIN : i == 1 ? INT64_MAX : i == 2 ? -1 : (int64_t)test_rand(&s);
+          break;
+        default:
+          k = i < n / 2 ? i : (int64_t)1 << 60 | i;
+          break;
+      }
+      keys[i] = k;
+    }
+    qsort(keys, n, sizeof *keys, cmp_i64);
+    int m = 0; /* (kind 3 may repeat a key) */
+    for (int i = 0; i < n; i++)
+      if (m == 0 || keys[i] != keys[m - 1]) keys[m++] = keys[i];
+    BtCursor *c;
+    CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+    for (int i = 0; i < m; i++) {
+      int64_t k = keys[(i * 7919) % m]; /* in no particular order */
+      fill_payload(buf, k, sizeof buf);
+      CHECK_OK(btree_insert(c, k, buf, sizeof buf, 0, 0));
+    }
+    for (int i = 0; i < m; i++) {
+      int64_t k = keys[(int)(test_rand(&s) % (uint64_t)m)];
+      seek_probe(c, keys, m, k);
+      if (k > INT64_MIN) seek_probe(c, keys, m, k - 1);
+      if (k < INT64_MAX) seek_probe(c, keys, m, k + 1);
+      uint64_t gap = i + 1 < m ? (uint64_t)keys[i + 1] - (uint64_t)keys[i] : 0;
+      if (gap > 2) seek_probe(c, keys, m, (int64_t)((uint64_t)keys[i] + gap / 2));
+      btree_cursor_close(c); /* a fresh cursor every other seek */
+      CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+      seek_probe(c, keys, m, keys[i]);
+    }
+    btree_cursor_close(c);
+  }
+  free(keys);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
 /* ---- randomized model test ---- */
 
 typedef struct Model {
