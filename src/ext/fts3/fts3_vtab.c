@@ -39,8 +39,8 @@ typedef struct Fts3Cursor {
   shale_vtab_cursor base;
   int64_t *rows;
   int nrows, i;
-  int loaded;       /* st_row holds rows[i] */
-  int match;        /* a MATCH cursor: its language is langid */
+  int loaded; /* st_row holds rows[i] */
+  int match;  /* a MATCH cursor: its language is langid */
   int langid;
   Fts3AuxCursor ax; /* for the auxiliary functions: the MATCH expression kept */
 } Fts3Cursor;
@@ -1082,9 +1082,9 @@ static int x_shadow_name(const char *z) {
 }
 
 static const shale_module fts3_module = {
-    3,        x_create,      x_connect,     x_best_index, x_disconnect,    x_destroy, x_open,
-    x_close,  x_filter,      x_next,        x_eof,        x_column,        x_rowid,   x_update,
-    x_begin,  x_sync,        x_commit,      x_rollback,   x_find_function, x_rename,  x_savepoint,
+    3,         x_create,      x_connect,     x_best_index, x_disconnect,    x_destroy, x_open,
+    x_close,   x_filter,      x_next,        x_eof,        x_column,        x_rowid,   x_update,
+    x_begin,   x_sync,        x_commit,      x_rollback,   x_find_function, x_rename,  x_savepoint,
     x_release, x_rollback_to, x_shadow_name,
 };
 
