@@ -1580,6 +1580,21 @@ static void stmt_keep_error(shale_stmt *st, int rc) {
   st->errmsg_copy = db->err.msg ? util_strdup(db->err.msg) : NULL;
 }
 
+/* xRollback of the virtual tables in the transaction, if any. */
+static void vtabs_rollback(shale *db) {
+  if (!vtab_in_txn(&db->vtabs)) return;
+  vtab_rollback(&db->vtabs);
+  db->vtabs.nsavepoint = 0;
+}
+
+/* A statement's failure ended the transaction: back to autocommit, the
+ * schema reloaded if the transaction changed it. */
+static void txn_rolled_back(shale *db) {
+  if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+  db->txn.txn_ddl = 0;
+  txn_ended(db);
+}
+
 /* The statement stopped (DONE or an error): counters, transaction state,
  * schema reload. Returns the code for shale_step. */
 static int stmt_finish(shale_stmt *st, int rc) {
@@ -1599,13 +1614,8 @@ static int stmt_finish(shale_stmt *st, int rc) {
       api_error(db, rc, "%s", m ? m : shale_errstr(rc));
     }
     if (vm_txn_rolled_back(st->vm)) { /* OR ROLLBACK, or one of SQLite's special errors */
-      if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
-      db->txn.txn_ddl = 0;
-      if (vtab_in_txn(&db->vtabs)) {
-        vtab_rollback(&db->vtabs); /* the virtual tables' part of it goes too */
-        db->vtabs.nsavepoint = 0;
-      }
-      txn_ended(db);
+      vtabs_rollback(db);             /* the virtual tables' part of it goes too */
+      txn_rolled_back(db);
     }
     if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE && st->cs.kind <= SQL_STMT_ALTER)
       db->txn.schema_dirty = 1;
@@ -1620,17 +1630,12 @@ static int stmt_finish(shale_stmt *st, int rc) {
     if (rc != SHALE_DONE && vm_undo_released_txn(st->vm) && db->txn.autocommit && db->txn.api_txn &&
         db->txn.nactive == 1 && api_any_txn(db, PAGER_TXN_READ)) {
       api_rollback(db, 0);
-      if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
-      db->txn.txn_ddl = 0;
-      txn_ended(db);
+      txn_rolled_back(db);
     }
     /* autocommit mode's only writer failed while others read: SQLite rolls
      * the transaction back (the readers go on), so the virtual tables get
      * xRollback; the files' part was undone by the statement savepoint */
-    if (rc != SHALE_DONE && vm_undo_vtabs(st->vm) && vtab_in_txn(&db->vtabs)) {
-      vtab_rollback(&db->vtabs);
-      db->vtabs.nsavepoint = 0;
-    }
+    if (rc != SHALE_DONE && vm_undo_vtabs(st->vm)) vtabs_rollback(db);
   }
   st->halted = 1;
   st->last_rc = rc;

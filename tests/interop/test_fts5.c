@@ -1200,6 +1200,15 @@ TEST(fts5_corrupt) {
 #define FTS5_ROWS "SELECT group_concat(rowid || ':' || a, ' ') FROM f"
 #define FTS5_CHECK "INSERT INTO f(f) VALUES('integrity-check')"
 
+/* sql on the engine open (sh, else ref), its answer appended to *acc. */
+static void sp_run(shale *sh, sqlite3 *ref, const char *sql, char **acc, size_t *n, size_t *cap) {
+  char *r = sh ? q_shale(sh, sql, NULL) : q_sqlite(ref, sql, NULL);
+  size_t need = *n + strlen(r) + 4;
+  if (need > *cap) *acc = realloc(*acc, *cap = need * 2);
+  *n += (size_t)sprintf(*acc + *n, "%s; ", r);
+  free(r);
+}
+
 TEST(fts5_savepoints) {
   static const char *const bodies[] = {
       "INSERT INTO f(rowid, a) VALUES(10, 'p q'), (1, 'r')", /* fails at its second row */
@@ -1244,26 +1253,14 @@ TEST(fts5_savepoints) {
         size_t len = end ? (size_t)(end - sql) : strlen(sql);
         char one[400];
         snprintf(one, sizeof one, "%.*s", (int)len, sql);
-        const char *const steps[] = {one, FTS5_ROWS};
-        for (int k = 0; k < 2; k++) {
-          char *r = e ? q_shale(sh, steps[k], NULL) : q_sqlite(ref, steps[k], NULL);
-          size_t need = n + strlen(r) + 4;
-          if (need > cap) acc = realloc(acc, cap = need * 2);
-          n += (size_t)sprintf(acc + n, "%s; ", r);
-          free(r);
-        }
+        sp_run(sh, ref, one, &acc, &n, &cap);
+        sp_run(sh, ref, FTS5_ROWS, &acc, &n, &cap);
         sql = end ? end + 1 : sql + len;
         while (*sql == ' ') sql++;
       }
       static const char *const tail[] = {"INSERT INTO f VALUES('c')", "COMMIT", FTS5_ROWS,
                                          FTS5_SEGS, FTS5_CHECK};
-      for (int k = 0; k < 5; k++) {
-        char *r = e ? q_shale(sh, tail[k], NULL) : q_sqlite(ref, tail[k], NULL);
-        size_t need = n + strlen(r) + 4;
-        if (need > cap) acc = realloc(acc, cap = need * 2);
-        n += (size_t)sprintf(acc + n, "%s; ", r);
-        free(r);
-      }
+      for (int k = 0; k < 5; k++) sp_run(sh, ref, tail[k], &acc, &n, &cap);
       out[e] = acc;
       if (e)
         close_shale(sh);
