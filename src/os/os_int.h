@@ -44,19 +44,31 @@ int os_lock_up(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx);
 /* Move *mine down to `want` (SHARED or NONE). */
 int os_lock_down(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx);
 
-/* Shared-memory lock slots of one process on one -shm (or memdb node). */
+/* Shared-memory lock slots of one process on one -shm (or memdb node).
+ * Each slot's word holds the number of the process's connections holding
+ * it shared (OS_SLOT_COUNT bits) and two flags: OS_SLOT_EXCL, a connection
+ * holds it exclusive (or is taking it, under the VFS mutex); OS_SLOT_LINGER,
+ * nobody holds it but the process keeps its OS read lock. The words are
+ * atomic so that os_shm_lock_fast can take and drop a shared slot that the
+ * process already holds without the VFS mutex (invariant 5 of os_lock.c). */
+#define OS_SLOT_COUNT 0xffffu
+#define OS_SLOT_EXCL 0x10000u
+#define OS_SLOT_LINGER 0x20000u
 typedef struct OsShmLocks {
-  uint16_t nshared[OS_SHM_NLOCK]; /* connections holding each slot shared */
-  uint8_t excl;                   /* slots held exclusive by some connection */
+  _Atomic uint32_t slot[OS_SHM_NLOCK];
   /* Lingering (unix VFS only, linger_ok = 1): when the process's last
-   * shared holder of a slot lets go, the OS read lock is kept (bit set in
-   * linger, time in linger_at, CLOCK_MONOTONIC ns) so that the next shared
+   * shared holder of a slot lets go, the OS read lock is kept (OS_SLOT_LINGER,
+   * time in linger_at, CLOCK_MONOTONIC ns) so that the next shared
    * request within OS_SHM_LINGER_NS costs no system call; the VFS's keeper
    * thread drops it after that (os_shm_linger_expire). */
-  uint8_t linger_ok;
-  uint8_t linger;
-  int64_t linger_at[OS_SHM_NLOCK];
+  _Atomic uint8_t linger_ok;
+  _Atomic int64_t linger_at[OS_SHM_NLOCK];
 } OsShmLocks;
+
+/* The slots of s that linger (bit i for slot i). */
+unsigned os_shm_lingering(OsShmLocks *s);
+/* Forget every lingering lock without a raw call (a forked child). */
+void os_shm_linger_forget(OsShmLocks *s);
 
 /* How long an unused shared -shm lock is kept (about a millisecond, as the
  * Go driver write-up describes). */
@@ -73,6 +85,14 @@ int64_t os_mono_ns(void);
  * (the unix VFS adds 120). */
 int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags,
                       OsRawLock raw, void *ctx);
+/* Without the VFS mutex: take one slot shared that the process already
+ * holds (or keeps lingering), or give one back that another connection of
+ * the process still holds, or (linger_ok) let the last hold of one linger.
+ * Returns 0 if the request needs os_shm_lock_apply under the mutex, 1 if it
+ * was done, OS_SHM_FAST_LINGER if it was done and a lock now lingers (the
+ * caller makes sure the keeper sees it). */
+#define OS_SHM_FAST_LINGER 2
+int os_shm_lock_fast(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags);
 
 /* The built-in VFS objects (static storage). */
 OsVfs *os_unix_vfs(void);

@@ -25,6 +25,7 @@
  *     refused, i.e. another process holds it.
  */
 #include <assert.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "os_int.h"
@@ -128,6 +129,69 @@ static int busy_here(void) {
   return SHALE_BUSY;
 }
 
+static uint32_t slot_count(uint32_t v) { return v & OS_SLOT_COUNT; }
+
+/* Drop the connection's shared hold of slot i (a caller of
+ * os_shm_lock_apply, under the VFS mutex). */
+static int shared_release(OsShmLocks *s, int i, OsRawLock raw, void *ctx) {
+  _Atomic uint32_t *w = &s->slot[i];
+  uint32_t v = atomic_load(w), nv;
+  int last;
+  do {
+    assert(slot_count(v) > 0);
+    last = slot_count(v) == 1 && !atomic_load(&s->linger_ok);
+    nv = v - 1;
+    if (slot_count(v) == 1 && !last) {
+      /* keep the OS lock a moment: the next reader takes it for free */
+      atomic_store(&s->linger_at[i], os_mono_ns());
+      nv |= OS_SLOT_LINGER;
+    }
+  } while (!atomic_compare_exchange_weak(w, &v, nv));
+  /* a slot at 0 without LINGER changes only under the mutex: no fast taker */
+  if (last && raw_call(raw, ctx, OSLK_UN, i, 1) != SHALE_OK) {
+    atomic_fetch_add(w, 1); /* still ours, as the OS lock is */
+    return SHALE_IOERR_SHMLOCK;
+  }
+  return SHALE_OK;
+}
+
+/* Take slot i shared for the connection (under the VFS mutex). */
+static int shared_take(OsShmLocks *s, int i, OsRawLock raw, void *ctx) {
+  _Atomic uint32_t *w = &s->slot[i];
+  uint32_t v = atomic_load(w);
+  for (;;) {
+    if (v & OS_SLOT_EXCL) return busy_here();
+    if (v == 0) break; /* the process holds nothing: a raw call */
+    /* the process holds it (or keeps it lingering): count ourselves in */
+    if (atomic_compare_exchange_weak(w, &v, (slot_count(v) + 1))) return SHALE_OK;
+  }
+  int rc = raw_call(raw, ctx, OSLK_RD, i, 1);
+  if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
+  atomic_fetch_add(w, 1); /* 0 changes only under the mutex */
+  return SHALE_OK;
+}
+
+/* Mark the slots of `claim` exclusive before their raw call, each only if
+ * no other connection of the process holds it (mine: the caller's shared
+ * holds). A fast taker that got in first makes it busy. */
+static int excl_claim(OsShmLocks *s, uint8_t claim, uint8_t mine) {
+  for (int i = 0; i < OS_SHM_NLOCK; i++) {
+    uint8_t b = (uint8_t)(1u << i);
+    if (!(claim & b)) continue;
+    uint32_t v = atomic_load(&s->slot[i]);
+    uint32_t own = (mine & b) ? 1 : 0;
+    for (;;) {
+      if ((v & OS_SLOT_EXCL) || slot_count(v) > own) {
+        for (int j = 0; j < i; j++)
+          if (claim & (1u << j)) atomic_fetch_and(&s->slot[j], ~OS_SLOT_EXCL);
+        return busy_here();
+      }
+      if (atomic_compare_exchange_weak(&s->slot[i], &v, v | OS_SLOT_EXCL)) break;
+    }
+  }
+  return SHALE_OK;
+}
+
 int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags,
                       OsRawLock raw, void *ctx) {
   int rc;
@@ -136,30 +200,20 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
   uint8_t mask = (uint8_t)(((1u << n) - 1) << ofst);
 
   if (flags & OS_SHM_UNLOCK) {
-    /* exclusive slots: one raw call for the whole range we hold */
+    /* exclusive slots: one raw call for each slot we hold */
     if (*my_ex & mask) {
       for (int i = ofst; i < ofst + n; i++) {
         if (!(*my_ex & (1u << i))) continue;
         rc = raw_call(raw, ctx, OSLK_UN, i, 1);
         if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
-        s->excl &= (uint8_t) ~(1u << i);
+        atomic_fetch_and(&s->slot[i], ~OS_SLOT_EXCL);
         *my_ex &= (uint8_t) ~(1u << i);
       }
     }
     for (int i = ofst; i < ofst + n; i++) {
       if (!(*my_sh & (1u << i))) continue;
-      assert(s->nshared[i] > 0);
-      if (s->nshared[i] == 1) {
-        if (s->linger_ok) {
-          /* keep the OS lock a moment: the next reader takes it for free */
-          s->linger |= (uint8_t)(1u << i);
-          s->linger_at[i] = os_mono_ns();
-        } else {
-          rc = raw_call(raw, ctx, OSLK_UN, i, 1);
-          if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
-        }
-      }
-      s->nshared[i]--;
+      rc = shared_release(s, i, raw, ctx);
+      if (rc != SHALE_OK) return rc;
       *my_sh &= (uint8_t) ~(1u << i);
     }
     return SHALE_OK;
@@ -169,16 +223,8 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
     for (int i = ofst; i < ofst + n; i++) {
       uint8_t b = (uint8_t)(1u << i);
       if (*my_sh & b) continue;
-      if (s->excl & b) return busy_here();
-      if (s->nshared[i] == 0) {
-        if (s->linger & b) {
-          s->linger &= (uint8_t)~b; /* still held by the process */
-        } else {
-          rc = raw_call(raw, ctx, OSLK_RD, i, 1);
-          if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
-        }
-      }
-      s->nshared[i]++;
+      rc = shared_take(s, i, raw, ctx);
+      if (rc != SHALE_OK) return rc;
       *my_sh |= b;
     }
     return SHALE_OK;
@@ -187,31 +233,89 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
   /* exclusive: nobody else in this process may hold any of the slots */
   for (int i = ofst; i < ofst + n; i++) {
     uint8_t b = (uint8_t)(1u << i);
-    if ((s->excl & b) && !(*my_ex & b)) return busy_here();
-    if (s->nshared[i] > ((*my_sh & b) ? 1 : 0)) return busy_here();
+    uint32_t v = atomic_load(&s->slot[i]);
+    if ((v & OS_SLOT_EXCL) && !(*my_ex & b)) return busy_here();
+    if (slot_count(v) > ((*my_sh & b) ? 1u : 0u)) return busy_here();
   }
   if ((*my_ex & mask) == mask) return SHALE_OK;
+  uint8_t claim = (uint8_t)(mask & ~*my_ex);
+  rc = excl_claim(s, claim, *my_sh);
+  if (rc != SHALE_OK) return rc;
   /* A lingering read lock of ours upgrades in place (POSIX locks of one
    * process never conflict); once written over it is no longer lingering. */
   rc = raw_call(raw, ctx, OSLK_WR, ofst, n);
+  for (int i = ofst; i < ofst + n; i++) {
+    if (!(claim & (1u << i))) continue;
+    atomic_fetch_and(&s->slot[i], rc == SHALE_OK ? ~OS_SLOT_LINGER : ~OS_SLOT_EXCL);
+  }
   if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
-  s->linger &= (uint8_t)~mask;
-  s->excl |= mask;
   *my_ex |= mask;
   return SHALE_OK;
 }
 
+int os_shm_lock_fast(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags) {
+  if (n != 1 || ofst < 0 || ofst >= OS_SHM_NLOCK || !(flags & OS_SHM_SHARED)) return 0;
+  uint8_t b = (uint8_t)(1u << ofst);
+  _Atomic uint32_t *w = &s->slot[ofst];
+  uint32_t v = atomic_load(w);
+  if (flags & OS_SHM_UNLOCK) {
+    if (!(*my_sh & b) || (*my_ex & b)) return 0;
+    for (;;) {
+      assert(slot_count(v) > 0);
+      if (slot_count(v) > 1) {
+        if (!atomic_compare_exchange_weak(w, &v, v - 1)) continue;
+        break;
+      }
+      if (!atomic_load(&s->linger_ok)) return 0; /* the raw unlock: slow path */
+      atomic_store(&s->linger_at[ofst], os_mono_ns());
+      if (!atomic_compare_exchange_weak(w, &v, (v - 1) | OS_SLOT_LINGER)) continue;
+      *my_sh &= (uint8_t)~b;
+      shm_busy_here = 0;
+      return OS_SHM_FAST_LINGER;
+    }
+    *my_sh &= (uint8_t)~b;
+    shm_busy_here = 0;
+    return 1;
+  }
+  if (*my_sh & b) {
+    shm_busy_here = 0;
+    return 1;
+  }
+  for (;;) {
+    /* exclusive (or being taken), or not held by the process: slow path */
+    if ((v & OS_SLOT_EXCL) || v == 0) return 0;
+    if (atomic_compare_exchange_weak(w, &v, slot_count(v) + 1)) break;
+  }
+  *my_sh |= b;
+  shm_busy_here = 0;
+  return 1;
+}
+
+unsigned os_shm_lingering(OsShmLocks *s) {
+  unsigned m = 0;
+  for (int i = 0; i < OS_SHM_NLOCK; i++)
+    if (atomic_load(&s->slot[i]) & OS_SLOT_LINGER) m |= 1u << i;
+  return m;
+}
+
+void os_shm_linger_forget(OsShmLocks *s) {
+  for (int i = 0; i < OS_SHM_NLOCK; i++) atomic_fetch_and(&s->slot[i], ~OS_SLOT_LINGER);
+}
+
 int os_shm_linger_expire(OsShmLocks *s, int64_t now, OsRawLock raw, void *ctx) {
   int left = 0;
-  for (int i = 0; i < OS_SHM_NLOCK && s->linger; i++) {
-    uint8_t b = (uint8_t)(1u << i);
-    if (!(s->linger & b)) continue;
-    if (now >= 0 && now - s->linger_at[i] < OS_SHM_LINGER_NS) {
+  for (int i = 0; i < OS_SHM_NLOCK; i++) {
+    uint32_t v = atomic_load(&s->slot[i]);
+    if (!(v & OS_SLOT_LINGER)) continue;
+    if (now >= 0 && now - atomic_load(&s->linger_at[i]) < OS_SHM_LINGER_NS) {
       left++;
       continue;
     }
-    s->linger &= (uint8_t)~b;
-    if (s->nshared[i] == 0 && !(s->excl & b)) raw_call(raw, ctx, OSLK_UN, i, 1);
+    /* nobody holds it (a fast taker would have cleared the flag): release */
+    if (v == OS_SLOT_LINGER && atomic_compare_exchange_strong(&s->slot[i], &v, 0u))
+      raw_call(raw, ctx, OSLK_UN, i, 1);
+    else if (v & OS_SLOT_LINGER)
+      atomic_fetch_and(&s->slot[i], ~OS_SLOT_LINGER);
   }
   return left;
 }

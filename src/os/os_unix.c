@@ -123,7 +123,8 @@ static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
  * unix_mu: 0 not running, 1 polling, 2 asleep, -1 failed to start;
  * keeper_stop asks it to end (keeper_shutdown joins it). */
 static pthread_cond_t keeper_cv = PTHREAD_COND_INITIALIZER;
-static int keeper_state, keeper_stop;
+static _Atomic int keeper_state; /* written under unix_mu; read without it by unix_shm_lock */
+static int keeper_stop;
 static pthread_t keeper_thread;
 static UnixInode *inodes;
 
@@ -357,14 +358,22 @@ static int64_t keeper_expire(int64_t now) {
   int64_t next = -1;
   for (UnixInode *in = inodes; in; in = in->next) {
     OsShmLocks *s = in->shm ? &in->shm->locks : NULL;
-    if (!s || !s->linger || !os_shm_linger_expire(s, now, raw_shm, in->shm)) continue;
+    if (!s || !os_shm_lingering(s) || !os_shm_linger_expire(s, now, raw_shm, in->shm)) continue;
+    unsigned linger = os_shm_lingering(s);
     for (int i = 0; i < OS_SHM_NLOCK; i++) {
-      if (!(s->linger & (1u << i))) continue;
+      if (!(linger & (1u << i))) continue;
       int64_t due = s->linger_at[i] + OS_SHM_LINGER_NS;
       if (next < 0 || due < next) next = due;
     }
   }
   return next;
+}
+
+/* Whether some lock lingers. Caller holds unix_mu. */
+static int keeper_lingering(void) {
+  for (UnixInode *in = inodes; in; in = in->next)
+    if (in->shm && os_shm_lingering(&in->shm->locks)) return 1;
+  return 0;
 }
 
 static void keeper_nap(int64_t ns) {
@@ -389,7 +398,15 @@ static void *keeper_main(void *arg) {
       while (pthread_mutex_trylock(&unix_mu) != 0) keeper_nap(KEEPER_RETRY_NS);
       continue;
     }
+    /* A reader lets a lock linger without unix_mu (os_shm_lock_fast) and
+     * then looks at keeper_state: announce the sleep first, then look for
+     * such a lock once more (both sequentially consistent, so one of the
+     * two sees the other). */
     keeper_state = 2;
+    if (keeper_lingering()) {
+      keeper_state = 1;
+      continue;
+    }
     pthread_cond_wait(&keeper_cv, &unix_mu);
     keeper_state = 1;
     busy_at = os_mono_ns();
@@ -424,7 +441,7 @@ static void atfork_parent(void) { pthread_mutex_unlock(&unix_mu); }
 static void atfork_child(void) {
   if (keeper_state > 0) keeper_state = 0;
   for (UnixInode *in = inodes; in; in = in->next)
-    if (in->shm) in->shm->locks.linger = 0;
+    if (in->shm) os_shm_linger_forget(&in->shm->locks);
   pthread_mutex_unlock(&unix_mu);
 }
 
@@ -459,12 +476,24 @@ static void keeper_notify(UnixShm *shm) {
 
 static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
   UnixFile *f = (UnixFile *)pf;
+  if (f->shm_attached) {
+    /* a slot the process already holds: no unix_mu (os_shm_lock_fast);
+     * f's shm node stays while f is attached, and only f detaches it */
+    int r = os_shm_lock_fast(&f->inode->shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags);
+    if (r == 1 || (r == OS_SHM_FAST_LINGER && keeper_state == 1)) return SHALE_OK;
+    if (r == OS_SHM_FAST_LINGER) {
+      pthread_mutex_lock(&unix_mu);
+      keeper_notify(f->inode->shm);
+      pthread_mutex_unlock(&unix_mu);
+      return SHALE_OK;
+    }
+  }
   pthread_mutex_lock(&unix_mu);
   UnixShm *shm = f->shm_attached ? f->inode->shm : NULL;
   int rc =
       shm ? os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags, raw_shm, shm)
           : SHALE_IOERR_SHMLOCK;
-  if (shm && shm->locks.linger) keeper_notify(shm);
+  if (shm && os_shm_lingering(&shm->locks)) keeper_notify(shm);
   pthread_mutex_unlock(&unix_mu);
   return rc;
 }

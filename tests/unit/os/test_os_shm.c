@@ -4,6 +4,8 @@
  * attaching to a live -shm of the reference sqlite3.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -219,4 +221,93 @@ TEST(unix_shm_attach_to_live_sqlite3) {
   os_close_free(f);
   fputs("commit;\n.quit\n", pp);
   pclose(pp);
+}
+
+/* Connections of one process take a slot shared without the VFS mutex when
+ * the process holds it already (os_shm_lock_fast): an exclusive holder and
+ * shared holders must still never overlap, and a lingering lock must still
+ * keep other processes' writers out until the keeper drops it. */
+#define RACE_READERS 3
+#define RACE_MS 600
+typedef struct RaceArg {
+  OsFile *f;
+  _Atomic int *readers, *writer, *stop, *bad;
+  long ok;
+} RaceArg;
+
+static void *race_reader(void *p) {
+  RaceArg *a = p;
+  while (!atomic_load(a->stop)) {
+    if (a->f->methods->shm_lock(a->f, 3, 1, OS_SHM_LOCK | OS_SHM_SHARED) != SHALE_OK) continue;
+    atomic_fetch_add(a->readers, 1);
+    if (atomic_load(a->writer)) atomic_store(a->bad, 1);
+    atomic_fetch_sub(a->readers, 1);
+    if (a->f->methods->shm_lock(a->f, 3, 1, OS_SHM_UNLOCK | OS_SHM_SHARED) != SHALE_OK)
+      atomic_store(a->bad, 1);
+    a->ok++;
+  }
+  return NULL;
+}
+
+static void *race_writer(void *p) {
+  RaceArg *a = p;
+  while (!atomic_load(a->stop)) {
+    if (a->f->methods->shm_lock(a->f, 3, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE) != SHALE_OK) continue;
+    atomic_store(a->writer, 1);
+    if (atomic_load(a->readers)) atomic_store(a->bad, 1);
+    for (volatile int i = 0; i < 200; i++) {
+    }
+    if (atomic_load(a->readers)) atomic_store(a->bad, 1);
+    atomic_store(a->writer, 0);
+    if (a->f->methods->shm_lock(a->f, 3, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE) != SHALE_OK)
+      atomic_store(a->bad, 1);
+    a->ok++;
+  }
+  return NULL;
+}
+
+TEST(unix_shm_fast_shared_vs_exclusive) {
+  const char *p = test_path("race.db");
+  OsVfs *v = os_vfs_find("unix");
+  RaceArg args[RACE_READERS + 1];
+  pthread_t t[RACE_READERS + 1];
+  _Atomic int readers = 0, writer = 0, stop = 0, bad = 0;
+  for (int i = 0; i <= RACE_READERS; i++) {
+    volatile void *pm = NULL;
+    args[i] = (RaceArg){open_rw(v, p), &readers, &writer, &stop, &bad, 0};
+    CHECK_OK(args[i].f->methods->shm_map(args[i].f, 0, REGION, 1, &pm));
+  }
+  for (int i = 0; i <= RACE_READERS; i++)
+    CHECK(pthread_create(&t[i], NULL, i < RACE_READERS ? race_reader : race_writer, &args[i]) == 0);
+  usleep(RACE_MS * 1000);
+  atomic_store(&stop, 1);
+  long reads = 0;
+  for (int i = 0; i <= RACE_READERS; i++) {
+    pthread_join(t[i], NULL);
+    if (i < RACE_READERS) reads += args[i].ok;
+  }
+  CHECK_EQ(atomic_load(&bad), 0);
+  CHECK(reads > 0);
+  CHECK(args[RACE_READERS].ok > 0); /* the writer got its turns too */
+
+  /* a lock let linger by the fast path (the last holder lets go) is
+   * dropped by the keeper: another process gets the slot soon after */
+  OsFile *a = args[0].f, *b = args[1].f;
+  CHECK_OK(a->methods->shm_lock(a, 4, 1, OS_SHM_LOCK | OS_SHM_SHARED));
+  CHECK_OK(b->methods->shm_lock(b, 4, 1, OS_SHM_LOCK | OS_SHM_SHARED)); /* fast */
+  CHECK_OK(a->methods->shm_lock(a, 4, 1, OS_SHM_UNLOCK | OS_SHM_SHARED));
+  CHECK_OK(b->methods->shm_lock(b, 4, 1, OS_SHM_UNLOCK | OS_SHM_SHARED)); /* lingers */
+  usleep(30000);
+  int to, from;
+  pid_t kid = child_shm(p, 4, 0, &to, &from);
+  char r = 0;
+  CHECK(kid > 0 && read(from, &r, 1) == 1);
+  CHECK(r == '1'); /* the child got the slot once our lingering lock went */
+  close(to);
+  close(from);
+  waitpid(kid, NULL, 0);
+  for (int i = 0; i <= RACE_READERS; i++) {
+    CHECK_OK(args[i].f->methods->shm_unmap(args[i].f, i == RACE_READERS));
+    os_close_free(args[i].f);
+  }
 }
