@@ -145,8 +145,15 @@ static int take_free(Btree *bt, PgPage *p1, uint32_t hint, int mode, PgPage **ou
           }
         }
       } else if (hint) {
-        uint32_t bestd = UINT32_MAX;
-        for (uint32_t i = 0; i < nleaf; i++) {
+        /* The nearest leaf. Unless the hint itself is sought (EXACT), it
+         * is in use, so one next to it is as near as any and the search
+         * stops there. It starts just before where the last one ended:
+         * the pages of a chain freed in order lie next to each other there
+         * (the leaf taken is replaced by the last one). */
+        uint32_t bestd = UINT32_MAX, enough = search ? 0 : 1;
+        uint32_t i = bt->free_scan ? bt->free_scan - 1 : 0;
+        if (i >= nleaf) i = nleaf - 1;
+        for (uint32_t k = 0; k < nleaf && bestd > enough; k++, i = i + 1 < nleaf ? i + 1 : 0) {
           uint32_t l = util_get4(t + 8 + 4 * i);
           uint32_t dist = l > hint ? l - hint : hint - l;
           if (dist < bestd) {
@@ -154,6 +161,7 @@ static int take_free(Btree *bt, PgPage *p1, uint32_t hint, int mode, PgPage **ou
             best = i;
           }
         }
+        bt->free_scan = best;
       }
       uint32_t leaf = util_get4(t + 8 + 4 * best);
       if (leaf < 2 || leaf > dbsize || leaf == btree_lockbyte_page(bt) || leaf == trunk ||

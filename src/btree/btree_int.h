@@ -100,6 +100,11 @@ struct Btree {
   uint32_t nscratch; /* its size */
   uint8_t *defrag;   /* a page's content area (btree_page_defragment), kept for reuse */
   uint32_t ndefrag;  /* its size */
+  /* Where the last nearest-leaf search of the first freelist trunk took
+   * its leaf: the next search starts there (a chain being allocated wants
+   * the page after the last one, which freeing a chain left next to it).
+   * Only a starting point: any value gives a correct search. */
+  uint32_t free_scan;
   /* The schema cookie (offset 40) read at the start of this read
    * transaction, valid while cookie_ok and the pager's data version is
    * still cookie_dv: no other connection changes the file under a read
