@@ -130,9 +130,9 @@ static PlanLogEst idx_est(const Index *idx, PlanLogEst tab_est, int j) {
 static int col_size_est(const Column *c) {
   const char *z = c->type;
   if (!z || !*z) return 1;
+  if (c->affinity != AFF_TEXT && c->affinity != AFF_BLOB) return 1;
   /* SQLite's standard type ANY has NUMERIC affinity for the estimate */
   if (util_stricmp(z, "ANY") == 0) return 1;
-  if (c->affinity != AFF_TEXT && c->affinity != AFF_BLOB) return 1;
   /* where a size may follow: after "CHAR", or after "BLOB" directly followed by '(' */
   const char *size_at = NULL;
   uint32_t h = 0;
@@ -1401,7 +1401,8 @@ static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer
     }
     return;
   }
-  int st = tab ? table_width(tab) : 1;
+  int st = 1; /* the table row's width, computed where an index is weighed */
+  if (tab && (tab->without_rowid || tab->indexes)) st = table_width(tab);
   if (st <= 0) st = 1;
   /* full scan (of a WITHOUT ROWID table: its PRIMARY KEY's, weighed in
    * the place SQLite's index list gives it, unless INDEXED BY skips it) */
@@ -1682,8 +1683,9 @@ static void solve_offer(Solver *v, const SolvePath *from, int d, const PlanLevel
 static int solve(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
   int n = pl->nitem, mx = n <= 1 ? 1 : n == 2 ? 5 : 10;
   SolvePath *a = util_arena_zalloc(pl->arena, sizeof(SolvePath) * (size_t)mx * 2);
+  /* not zeroed: a path's levels are written before they are read */
   PlanLevel *buf =
-      util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n * (size_t)(2 * mx + 1));
+      util_arena_alloc(pl->arena, sizeof(PlanLevel) * (size_t)n * (size_t)(2 * mx + 1));
   if (!a || !buf) return pl->rc = SHALE_NOMEM;
   for (int k = 0; k < 2 * mx; k++) a[k].lv = buf + (size_t)k * (size_t)n;
   Solver v = {.pl = pl,
@@ -1778,6 +1780,7 @@ static const char *col_coll(const Planner *pl, int item, int c) {
 }
 
 static int coll_same(const char *a, const char *b) {
+  if (a == b) return 1; /* the same name, or both BINARY by default */
   return util_stricmp(a ? a : "BINARY", b ? b : "BINARY") == 0;
 }
 

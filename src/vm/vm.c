@@ -431,8 +431,9 @@ void vm_spare_free(VmSpare *spare) {
 int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm **out) {
   *out = NULL;
   /* one allocation: the Vm, then its registers, register buffers, aggregate
-   * slots, cursors, variables, variable buffers and Once flags (freed
-   * together by vm_free; none of them is ever reallocated) */
+   * slots, cursors, variables, variable buffers, Once flags and the cursors'
+   * first header caches (freed together by vm_free; none of them is ever
+   * reallocated) */
   size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
   size_t o_reg = align16(sizeof(Vm));
   size_t o_rbuf = o_reg + align16(nr * sizeof(ShValue));
@@ -441,7 +442,9 @@ int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm
   size_t o_var = o_cur + align16(((size_t)prog->ncursor + 1) * sizeof(VmCursor));
   size_t o_vbuf = o_var + align16(nv * sizeof(ShValue));
   size_t o_once = o_vbuf + align16(nv * sizeof(VmBuf));
-  size_t total = o_once + (size_t)prog->nop + 1;
+  size_t nc = (size_t)prog->ncursor + 1;
+  size_t o_hdr = o_once + align16((size_t)prog->nop + 1);
+  size_t total = o_hdr + nc * 2 * VM_HDR_FEW * sizeof(uint32_t);
   char *blk;
   if (spare && spare->blk && spare->size >= total) {
     blk = spare->blk;
@@ -481,8 +484,17 @@ int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm
   v->var = (ShValue *)(blk + o_var);
   v->vbuf = (VmBuf *)(blk + o_vbuf);
   v->once = (uint8_t *)(blk + o_once);
-  for (size_t i = 0; i < nr; i++) value_set_null(&v->reg[i]);
-  for (size_t i = 0; i < nv; i++) value_set_null(&v->var[i]);
+  /* each cursor's header cache starts in the block (not zeroed: written
+   * before it is read) */
+  uint32_t *hdr = (uint32_t *)(blk + o_hdr);
+  for (size_t i = 0; i < nc; i++, hdr += 2 * VM_HDR_FEW) {
+    v->cur[i].types = hdr;
+    v->cur[i].offsets = hdr + VM_HDR_FEW;
+    v->cur[i].capcol = VM_HDR_FEW;
+  }
+  /* NULLs: the rest of each value is zero already */
+  for (size_t i = 0; i < nr; i++) v->reg[i].type = SHALE_NULL;
+  for (size_t i = 0; i < nv; i++) v->var[i].type = SHALE_NULL;
   *out = v;
   return SHALE_OK;
 }
@@ -613,8 +625,7 @@ void vm_free_keep(Vm *v, VmSpare *spare) {
   /* most of these buffers were never needed: the tests skip the calls */
   for (int i = 0; i < v->prog->ncursor; i++) {
     VmCursor *c = &v->cur[i];
-    if (c->types) shale_free(c->types);
-    if (c->offsets) shale_free(c->offsets);
+    if (c->capcol > VM_HDR_FEW) shale_free(c->types); /* and offsets, in its block */
     if (c->buf) shale_free(c->buf);
     if (c->sbuf || c->sent || c->stmp) vm_sorter_release(c);
     if (c->hash) vm_hash_free(v, c->hash);
@@ -627,18 +638,19 @@ void vm_free_keep(Vm *v, VmSpare *spare) {
     value_clear(&v->var[i]);
     if (v->vbuf[i].z) shale_free(v->vbuf[i].z);
   }
-  shale_free(v->scratch.z);
-  shale_free(v->keybuf.z);
-  shale_free(v->recvals.z);
-  shale_free(v->pu_old.z);
+  if (v->scratch.z) shale_free(v->scratch.z);
+  if (v->keybuf.z) shale_free(v->keybuf.z);
+  if (v->recvals.z) shale_free(v->recvals.z);
+  if (v->pu_old.z) shale_free(v->pu_old.z);
   if (v->subvm) {
     for (int i = 0; i < v->prog->nop; i++) vm_free(v->subvm[i]);
     shale_free(v->subvm);
   }
-  if (v->rowset)
+  if (v->rowset) {
     for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rowset[i].a);
-  shale_free(v->rowset);
-  shale_free(v->errmsg);
+    shale_free(v->rowset);
+  }
+  if (v->errmsg) shale_free(v->errmsg);
   if (spare && v->blk_size <= VM_SPARE_MAX && v->blk_size > spare->size) {
     shale_free(spare->blk); /* the larger block is the more useful one */
     spare->blk = v;

@@ -241,14 +241,15 @@ static const uint8_t st_len1[256] = {1,
 
 /* Make room for n columns in c's header cache. */
 static int header_room(VmCursor *c, int64_t n) {
-  int ncap = c->capcol ? c->capcol * 2 : 16;
+  int ncap = c->capcol * 2;
   if (ncap < n) ncap = (int)n;
-  uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
+  uint32_t *t = shale_malloc((size_t)ncap * sizeof *t * 2); /* types, then offsets */
   if (!t) return SHALE_NOMEM;
+  memcpy(t, c->types, (size_t)c->capcol * sizeof *t);
+  memcpy(t + ncap, c->offsets, (size_t)c->capcol * sizeof *t);
+  if (c->capcol > VM_HDR_FEW) shale_free(c->types); /* else the room in the Vm's block */
   c->types = t;
-  uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
-  if (!o) return SHALE_NOMEM;
-  c->offsets = o;
+  c->offsets = t + ncap;
   c->capcol = ncap;
   return SHALE_OK;
 }

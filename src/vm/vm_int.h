@@ -119,8 +119,11 @@ typedef struct VmCursor {
   uint32_t hdr_pos; /* next serial type's offset in the header */
   uint32_t hdr_end; /* header length */
   uint32_t body;    /* body offset of the next column */
+  /* the header cache: capcol columns; at most VM_HDR_FEW, the room vm_new
+   * gives every cursor in the Vm's block, else shale_malloc'd (freed by vm_free) */
   uint32_t *types, *offsets;
   int capcol;
+#define VM_HDR_FEW 16
   uint8_t *buf;
   uint32_t bufcap;
   /* sorter (kept across resets: emptied, not freed) */
