@@ -17,7 +17,9 @@
  *     conservative limits of this implementation):
  *     Q and S have no window functions (25); S has a FROM clause (7), is no
  *     compound, no VALUES, not DISTINCT (4), not an aggregate, has no
- *     LIMIT/OFFSET (8, 9, 13, 14, 15, 19, 21) and no ORDER BY (11, 16);
+ *     LIMIT/OFFSET (8, 9, 13, 14, 15, 19, 21); an ORDER BY that invariant 6
+ *     left in S only when Q has none and is no aggregate, no window query
+ *     and no compound's core (11, 16);
  *     S is not a recursive CTE (22) nor a MATERIALIZED CTE or one read
  *     twice (28); S is not on either side of an outer join (3, 26); S is not left of
  *     a RIGHT/FULL JOIN of Q, and holds one only as Q's first item (27a);
@@ -31,7 +33,8 @@
  *     column collation, as SQLite's substExpr adds one: the comparison
  *     rules see the subquery column's collation, never an explicit one.
  *  3. S's items take its place in Q's FROM list (the first one with S's
- *     join type and ON); S's WHERE is ANDed before Q's.
+ *     join type and ON); S's WHERE is ANDed before Q's; S's ORDER BY
+ *     becomes Q's, each term computed as written (no result column).
  *  4. The column-used masks of S's items are recomputed from the
  *     references left after substitution (columns of S no query reads no
  *     longer count, as SQLite: covering indexes depend on it).
@@ -42,6 +45,10 @@
  *     aggregate), so it makes fewer rows and may search an index. The
  *     outer query still tests the term, so the rows it keeps are the same.
  *     push_down lists the conditions.
+ *  6. Before an item is tried, its subquery's ORDER BY is dropped when it
+ *     cannot matter, as SQLite's sqlite3Select does before it flattens
+ *     (omit_sub_order lists the conditions): the subquery then sorts
+ *     nothing, whether it is flattened or not.
  */
 #include <string.h>
 
@@ -144,8 +151,9 @@ static int is_rec_cte(Parse *p, const SrcItem *it) {
   return !st;
 }
 
-static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i) {
+static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i, int compound) {
   SqlSelect *s = it->sub;
+  SelInfo *qi = q->info;
   if (it->kind != SRC_SUBQUERY || !s || s->prior || s->kind != SQL_SEL_SELECT) return 0;
   SelInfo *si = s->info;
   if (!si || si->state != 2 || !si->src || si->src->n == 0 || !si->result) return 0; /* (7) */
@@ -158,7 +166,12 @@ static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i) {
         q->distinct == 1)
       return 0;
   }
-  if (s->distinct == 1 || si->is_agg || s->limit || s->offset || s->order_by) return 0;
+  if (s->distinct == 1 || si->is_agg || s->limit || s->offset) return 0;
+  /* (11), (16): an ORDER BY left in S (omit_sub_order kept it) moves to Q,
+   * which has none, is no aggregate and no window query (whose rows SQLite
+   * orders in a subquery of its own); nor a compound's arm (SQLite sorts
+   * that arm alone, Shale leaves S as it is) */
+  if (s->order_by && (q->order_by || compound || qi->is_agg || compile_window_in_core(q))) return 0;
   if (compile_window_in_core(s) || compile_sel_has_correl(s)) return 0; /* (25) */
   if (si->from_nc.flags & NC_HAS_CORREL) return 0;
   if (it->cte_materialized || is_rec_cte(p, it)) return 0; /* (28), (22) */
@@ -278,10 +291,69 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
      * its EXPLAIN QUERY PLAN number, counted by walking the tree) */
     s->where = NULL;
   }
+  if (s->order_by) { /* (11): Q has none; its terms read S's items, now Q's */
+    qi->order_col = compile_parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
+    if (!qi->order_col) return -1;
+    /* (as SQLite clears iOrderByCol: each term is computed as written) */
+    for (int k = 0; k < s->order_by->n; k++) qi->order_col[k] = -1;
+    q->order_by = s->order_by;
+    s->order_by = NULL;
+  }
   for (int k = 0; k < in->n; k++) a[i + k].colused = 0;
   UsedScan u = {a + i, in->n};
   walk_all(p, q, used_node, &u);
   return 1;
+}
+
+/* ---- a FROM subquery's ORDER BY that makes no difference (invariant 6) ---- */
+
+/* 1 if e (not looking into subqueries) calls an aggregate whose result may
+ * depend on the order of its rows: any but the built-in count(), min() and
+ * max() (SQLite's NC_OrderAgg). */
+static int order_agg(const SqlExpr *e);
+
+static int order_agg_list(const SqlExprList *l) {
+  for (int i = 0; l && i < l->n; i++)
+    if (order_agg(l->a[i].expr)) return 1;
+  return 0;
+}
+
+static int order_agg(const SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->func && func_is_aggregate(e->func) && !e->over) {
+    const FuncDef *f = e->func;
+    int any_order = (f->flags & FUNC_BUILTIN) && ((f->flags & (FUNC_MINMAX | FUNC_COUNT)) ||
+                                                  util_stricmp(f->name, "count") == 0);
+    if (!any_order) return 1;
+  }
+  if (e->op == SQL_E_REG && e->orig) return order_agg(e->orig);
+  return order_agg(e->a) || order_agg(e->b) || order_agg(e->c) || order_agg_list(e->list) ||
+         order_agg(e->filter) || order_agg_list(e->order);
+}
+
+/* SQLite drops the ORDER BY of FROM subquery S at item i of core q before
+ * it tries to flatten it when it cannot matter: S has no LIMIT, is no
+ * aggregate nor a recursive CTE; the query reading it (q, or the SELECT *
+ * of the parenthesized join S is in) has an ORDER BY of its own (ordered)
+ * or more than one FROM item, and neither window functions nor an
+ * aggregate whose result depends on the order of its rows. */
+static void omit_sub_order(Parse *p, SqlSelect *q, int i, int ordered) {
+  SrcItem *it = &q->info->src->a[i];
+  SqlSelect *s = it->sub;
+  if (it->kind != SRC_SUBQUERY || !s || !s->order_by || s->limit ||
+      (it->nest && it->sub == it->nest))
+    return;
+  if (!s->info || s->info->state != 2 || s->info->is_agg || is_rec_cte(p, it)) return;
+  if (!it->in_nest && !it->nest) { /* (a parenthesized join's SELECT * joins 2+ items) */
+    SelInfo *qi = q->info;
+    int items = 0;
+    for (int k = 0; k < qi->src->n; k++) items += !qi->src->a[k].in_nest;
+    if (!ordered && items < 2) return;
+    if (compile_window_in_core(q) || order_agg_list(qi->result) || order_agg(q->having) ||
+        (!q->prior && order_agg_list(q->order_by)))
+      return;
+  }
+  s->order_by = NULL;
 }
 
 /* ---- WHERE push-down (invariant 5) ---- */
@@ -392,10 +464,12 @@ static int push_down(Parse *p, SqlSelect *q) {
   return 0;
 }
 
-int compile_flatten_core(Parse *p, SqlSelect *q) {
+int compile_flatten_core(Parse *p, SqlSelect *q, int compound) {
   SelInfo *qi = q->info;
   if (!qi || qi->state != 2 || qi->flattened || q->kind != SQL_SEL_SELECT || !qi->src) return 0;
   qi->flattened = 1;
+  int ordered = compound ? compound == 2 : q->order_by != NULL;
+  for (int i = 0; i < qi->src->n; i++) omit_sub_order(p, q, i, ordered);
   /* (25) does not stop a core with window functions: SQLite first moves
    * its FROM list into a subquery without them, which it flattens */
   if (has_nest(qi->src)) return 0;
@@ -408,8 +482,9 @@ int compile_flatten_core(Parse *p, SqlSelect *q) {
     /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ, flattened there with
      * its WHERE as an ON term of its own loop) is left alone: Shale has no
      * such term; items past the last RIGHT JOIN are as in a query without */
+    omit_sub_order(p, q, i, ordered); /* (an item spliced in by the last step) */
     if (i < last_right_join(qi->src)) continue;
-    if (!can_flatten(p, q, it, i)) continue;
+    if (!can_flatten(p, q, it, i, compound)) continue;
     RowidScan r = {it->cursor, it->tab->ncol, 0,
                    (it->jointype & SQL_JOIN_LEFT) ? it->sub->info->result : NULL};
     walk_select(q, rowid_node, &r);
