@@ -21,7 +21,10 @@
  *     left in S only when Q has none and is no aggregate, no window query
  *     and no compound's core (11, 16);
  *     S is not a recursive CTE (22) nor a MATERIALIZED CTE or one read
- *     twice (28); S is not on either side of an outer join (3, 26); S is not left of
+ *     twice (28); S is not on the right of a RIGHT/FULL JOIN (26), nor on the
+ *     right of a LEFT JOIN but as one table of no virtual kind under a Q
+ *     that is not DISTINCT (3), whose expression columns read there have no
+ *     affinity (see if_null_row); S is not left of
  *     a RIGHT/FULL JOIN of Q, and holds one only as Q's first item (27a);
  *     no parenthesized join in Q or S;
  *     S reads no outer query and its result expressions hold no subquery.
@@ -32,6 +35,8 @@
  *     gets an implicit COLLATE (SQL_E_COLLATE with sub = 1) naming S's
  *     column collation, as SQLite's substExpr adds one: the comparison
  *     rules see the subquery column's collation, never an explicit one.
+ *     S on the right of a LEFT JOIN: a copy that is not a column of S's
+ *     table reads NULL on the join's NULL row (if_null_row).
  *  3. S's items take its place in Q's FROM list (the first one with S's
  *     join type and ON); S's WHERE is ANDed before Q's; S's ORDER BY
  *     becomes Q's, each term computed as written (no result column).
@@ -59,6 +64,7 @@ typedef struct Subst {
   int cursor;                /* S's item cursor in Q */
   const SqlExprList *result; /* S's result list */
   const Table *tab;          /* S's item Table (its columns' collations) */
+  SrcItem *padded;           /* S on the right of a LEFT JOIN: its one table */
 } Subst;
 
 /* Call fn on every expression node under e (subqueries included). */
@@ -190,6 +196,30 @@ static void add_depth(void *arg, SqlExpr *e) {
   if (e->op == SQL_E_COLREF) e->depth = (uint8_t)(e->depth + *(int *)arg);
 }
 
+/* c, a copy of S's result expression that is not a column of t (the one
+ * table of S, the right side of a LEFT JOIN) read d queries out, as
+ * SQLite's TK_IF_NULL_ROW: NULL while t's row is the NULL row of the
+ * join, else c -- CASE WHEN t.rowid IS NULL THEN NULL ELSE c END (a
+ * WITHOUT ROWID table's first PRIMARY KEY column, never NULL in a row).
+ * Subquery columns so read have no affinity (can_flatten), nor has CASE. */
+static SqlExpr *if_null_row(Parse *p, SrcItem *t, SqlExpr *c, int d) {
+  SqlExpr *key = compile_sel_new_expr(p, SQL_E_COLREF);
+  SqlExpr *test = compile_sel_new_expr(p, SQL_E_ISNULL);
+  SqlExpr *w = compile_sel_new_expr(p, SQL_E_CASE);
+  SqlExprList *l = compile_sel_list_add(p, NULL, test);
+  l = compile_sel_list_add(p, l, compile_sel_new_expr(p, SQL_E_NULL));
+  if (!key || !test || !w || !l || l->n != 2 || !l->a[1].expr) return NULL;
+  const Table *tab = t->tab;
+  compile_sel_colref(key, t, tab->without_rowid && tab->npk > 0 ? tab->pk_cols[0] : -1);
+  key->depth = (uint8_t)d;
+  test->a = key;
+  test->height = 2;
+  w->list = l;
+  w->b = c;
+  w->height = (uint16_t)((c->height > 2 ? c->height : 2) + 1);
+  return w;
+}
+
 static void subst_node(void *arg, SqlExpr *e) {
   Subst *x = arg;
   if (e->op != SQL_E_COLREF || e->cursor != x->cursor || parse_failed(x->p)) return;
@@ -199,6 +229,9 @@ static void subst_node(void *arg, SqlExpr *e) {
   if (!c) return;
   int d = e->depth;
   if (d) walk_expr(c, add_depth, &d);
+  if (x->padded && (c->op != SQL_E_COLREF || c->cursor != x->padded->cursor) &&
+      !(c = if_null_row(x->p, x->padded, c, d)))
+    return;
   const char *coll = x->tab->cols[j].coll ? x->tab->cols[j].coll : "BINARY";
   const Collation *nat = compile_sel_coll_of(x->p, c);
   int same = util_stricmp(nat && nat->name ? nat->name : "BINARY", coll) == 0;
@@ -221,23 +254,23 @@ static void subst_node(void *arg, SqlExpr *e) {
 }
 
 /* 1 if some reference to S's cursor reads its rowid (or a column it has
- * not): S is then left alone. */
+ * not), or, S on the right of a LEFT JOIN, an expression column with an
+ * affinity: if_null_row's CASE would lose it (SQLite's TK_IF_NULL_ROW
+ * passes its operand's on). S is then left alone. */
 typedef struct RowidScan {
-  int cursor, ncol, bad;
-  const SqlExprList *cols_only; /* S on the right of a LEFT JOIN: its result */
+  const SrcItem *it;
+  int left, bad;
 } RowidScan;
 
 static void rowid_node(void *arg, SqlExpr *e) {
   RowidScan *r = arg;
-  if (e->op != SQL_E_COLREF || e->cursor != r->cursor) return;
-  if (e->column < 0 || e->column >= r->ncol) {
+  if (e->op != SQL_E_COLREF || e->cursor != r->it->cursor) return;
+  const SqlExprList *res = r->it->sub->info->result;
+  if (e->column < 0 || e->column >= r->it->tab->ncol || e->column >= res->n)
     r->bad = 1;
-    return;
-  }
-  /* a NULL-padded row reads NULL from a column, but an expression would
-   * still be computed (SQLite wraps it in TK_IF_NULL_ROW; Shale has no such
-   * node yet, so such a subquery is left alone) */
-  if (r->cols_only && r->cols_only->a[e->column].expr->op != SQL_E_COLREF) r->bad = 1;
+  else if (r->left && res->a[e->column].expr->op != SQL_E_COLREF &&
+           compile_src_item_col_aff(r->it, e->column))
+    r->bad = 1;
 }
 
 /* ---- column-used masks (invariant 4) ---- */
@@ -277,7 +310,8 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
   if (old.on && !a[i].on) return -1;
   src->a = a;
   src->n = n;
-  Subst x = {p, old.cursor, s->info->result, old.tab};
+  Subst x = {p, old.cursor, s->info->result, old.tab,
+             (old.jointype & SQL_JOIN_LEFT) ? &a[i] : NULL};
   walk_all(p, q, subst_node, &x);
   if (parse_failed(p)) return -1;
   if (s->where && (old.jointype & SQL_JOIN_LEFT)) {
@@ -406,7 +440,7 @@ static int push_term(Parse *p, SrcItem *it, const SqlExpr *term) {
   for (SqlSelect *c = it->sub; c; c = c->prior) {
     SqlExpr *t = compile_expr_dup(p, term);
     if (!t) return -1;
-    Subst x = {p, it->cursor, c->info->result, it->tab};
+    Subst x = {p, it->cursor, c->info->result, it->tab, NULL};
     walk_expr(t, subst_node, &x);
     int sub = 0;
     walk_expr(t, find_sub, &sub);
@@ -485,8 +519,7 @@ int compile_flatten_core(Parse *p, SqlSelect *q, int compound) {
     omit_sub_order(p, q, i, ordered); /* (an item spliced in by the last step) */
     if (i < last_right_join(qi->src)) continue;
     if (!can_flatten(p, q, it, i, compound)) continue;
-    RowidScan r = {it->cursor, it->tab->ncol, 0,
-                   (it->jointype & SQL_JOIN_LEFT) ? it->sub->info->result : NULL};
+    RowidScan r = {it, (it->jointype & SQL_JOIN_LEFT) != 0, 0};
     walk_select(q, rowid_node, &r);
     if (r.bad) continue;
     int rc = flatten_item(p, q, i);
