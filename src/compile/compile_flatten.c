@@ -26,7 +26,8 @@
  *     that is not DISTINCT (3), whose expression columns read there have no
  *     affinity (see if_null_row); S is not left of
  *     a RIGHT/FULL JOIN of Q, and holds one only as Q's first item (27a);
- *     no parenthesized join in Q or S;
+ *     no parenthesized join in S, nor is S one kept as a subquery (an S
+ *     inside one spliced into Q joins its group: nest_n, in_nest);
  *     S reads no outer query and its result expressions hold no subquery.
  *  2. Every reference to S's column j -- in Q, in its ON clauses and in
  *     every subquery nested in Q, at any depth d -- becomes a copy of S's
@@ -163,7 +164,8 @@ static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i, int compound)
   if (it->kind != SRC_SUBQUERY || !s || s->prior || s->kind != SQL_SEL_SELECT) return 0;
   SelInfo *si = s->info;
   if (!si || si->state != 2 || !si->src || si->src->n == 0 || !si->result) return 0; /* (7) */
-  if (it->jointype & SQL_JOIN_RIGHT) return 0;                                       /* (26) */
+  if (it->nest == s) return 0;                 /* a parenthesized join kept as one subquery */
+  if (it->jointype & SQL_JOIN_RIGHT) return 0; /* (26) */
   if (it->jointype & SQL_JOIN_LEFT) {
     /* (3): the right side of a LEFT JOIN is one table, no virtual one, and
      * the outer query is not DISTINCT */
@@ -305,6 +307,24 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
   memcpy(a, src->a, sizeof(SrcItem) * (size_t)i);
   memcpy(a + i, in->a, sizeof(SrcItem) * (size_t)in->n);
   memcpy(a + i + in->n, src->a + i + 1, sizeof(SrcItem) * (size_t)(src->n - i - 1));
+  /* S inside a flattened parenthesized join (SQLite flattens the join's
+   * SELECT * first, then S into the query): its items join that group,
+   * the first of them its head when S was */
+  int head = -1;
+  if (old.nest) {
+    head = i;
+    a[i].nest = old.nest;
+    a[i].nest_tab = old.nest_tab;
+    a[i].nest_alias = old.nest_alias;
+    a[i].nest_n = old.nest_n;
+  } else if (old.in_nest) {
+    for (int g = i - 1; g >= 0 && head < 0; g--)
+      if (a[g].nest && a[g].nest != a[g].sub && g + a[g].nest_n > i) head = g;
+  }
+  if (head >= 0) {
+    a[head].nest_n += in->n - 1;
+    for (int k = 0; k < in->n; k++) a[i + k].in_nest = i + k != head;
+  }
   a[i].jointype = old.jointype;
   a[i].on = compile_sel_and(p, a[i].on, old.on);
   if (old.on && !a[i].on) return -1;
@@ -506,7 +526,6 @@ int compile_flatten_core(Parse *p, SqlSelect *q, int compound) {
   for (int i = 0; i < qi->src->n; i++) omit_sub_order(p, q, i, ordered);
   /* (25) does not stop a core with window functions: SQLite first moves
    * its FROM list into a subquery without them, which it flattens */
-  if (has_nest(qi->src)) return 0;
   /* SQLite turns LEFT JOINs the WHERE clause makes inner into inner joins
    * before it flattens (and the planner would anyway): their right sides
    * then flatten and take terms as inner-joined items */
