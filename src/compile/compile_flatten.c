@@ -24,8 +24,10 @@
  *     twice (28); S is not on the right of a RIGHT/FULL JOIN (26), nor on the
  *     right of a LEFT JOIN but as one table of no virtual kind under a Q
  *     that is not DISTINCT (3), whose expression columns read there have no
- *     affinity (see if_null_row); S is not left of
- *     a RIGHT/FULL JOIN of Q, and holds one only as Q's first item (27a);
+ *     affinity (see if_null_row); S left of a RIGHT/FULL JOIN of Q (SQLite's
+ *     JT_LTORJ) is one table as in (3), left of the first such join, each
+ *     term of its WHERE reading that table (where_reads); S holds a
+ *     RIGHT/FULL JOIN only as Q's first item (27a);
  *     no parenthesized join in S, nor is S one kept as a subquery (an S
  *     inside one spliced into Q joins its group: nest_n, in_nest);
  *     S reads no outer query and its result expressions hold no subquery.
@@ -39,7 +41,8 @@
  *     S on the right of a LEFT JOIN: a copy that is not a column of S's
  *     table reads NULL on the join's NULL row (if_null_row).
  *  3. S's items take its place in Q's FROM list (the first one with S's
- *     join type and ON); S's WHERE is ANDed before Q's; S's ORDER BY
+ *     join type and ON); S's WHERE is ANDed before Q's (into the ON of its
+ *     one table when that is NULL-padded: LEFT JOIN, JT_LTORJ); S's ORDER BY
  *     becomes Q's, each term computed as written (no result column).
  *  4. The column-used masks of S's items are recomputed from the
  *     references left after substitution (columns of S no query reads no
@@ -60,12 +63,14 @@
 
 #include "select_int.h"
 
+static void and_terms(SqlExpr *e, SqlExpr **a, int *n, int cap);
+
 typedef struct Subst {
   Parse *p;
   int cursor;                /* S's item cursor in Q */
   const SqlExprList *result; /* S's result list */
   const Table *tab;          /* S's item Table (its columns' collations) */
-  SrcItem *padded;           /* S on the right of a LEFT JOIN: its one table */
+  SrcItem *padded;           /* S NULL-padded by a join: its one table */
 } Subst;
 
 /* Call fn on every expression node under e (subqueries included). */
@@ -151,6 +156,17 @@ static int last_right_join(const SrcList *s) {
   return k;
 }
 
+/* The first item of s joined by RIGHT/FULL JOIN, or -1. */
+static int first_right_join(const SrcList *s) {
+  for (int i = 0; s && i < s->n; i++)
+    if (s->a[i].jointype & SQL_JOIN_RIGHT) return i;
+  return -1;
+}
+
+/* 1 if item i of s is on the left of a RIGHT/FULL JOIN (SQLite's
+ * JT_LTORJ): the join's pass over unmatched rows reads it as a NULL row. */
+static int left_of_right(const SrcList *s, int i) { return i < last_right_join(s); }
+
 static int is_rec_cte(Parse *p, const SrcItem *it) {
   SelectState *st = compile_select_state(p);
   for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
@@ -166,9 +182,9 @@ static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i, int compound)
   if (!si || si->state != 2 || !si->src || si->src->n == 0 || !si->result) return 0; /* (7) */
   if (it->nest == s) return 0;                 /* a parenthesized join kept as one subquery */
   if (it->jointype & SQL_JOIN_RIGHT) return 0; /* (26) */
-  if (it->jointype & SQL_JOIN_LEFT) {
-    /* (3): the right side of a LEFT JOIN is one table, no virtual one, and
-     * the outer query is not DISTINCT */
+  if ((it->jointype & SQL_JOIN_LEFT) || left_of_right(qi->src, i)) {
+    /* (3): the right side of a LEFT JOIN, or an item left of a RIGHT JOIN,
+     * is one table, no virtual one, and the outer query is not DISTINCT */
     const SrcItem *t = &si->src->a[0];
     if (si->src->n != 1 || t->kind != SRC_TABLE || !t->tab || t->tab->vtab || t->tab->vtab_module ||
         q->distinct == 1)
@@ -199,7 +215,8 @@ static void add_depth(void *arg, SqlExpr *e) {
 }
 
 /* c, a copy of S's result expression that is not a column of t (the one
- * table of S, the right side of a LEFT JOIN) read d queries out, as
+ * table of S, NULL-padded: the right side of a LEFT JOIN or an item left
+ * of a RIGHT JOIN) read d queries out, as
  * SQLite's TK_IF_NULL_ROW: NULL while t's row is the NULL row of the
  * join, else c -- CASE WHEN t.rowid IS NULL THEN NULL ELSE c END (a
  * WITHOUT ROWID table's first PRIMARY KEY column, never NULL in a row).
@@ -275,6 +292,28 @@ static void rowid_node(void *arg, SqlExpr *e) {
     r->bad = 1;
 }
 
+/* 1 if every AND-term of s's WHERE reads the item at cursor: left of a
+ * RIGHT JOIN such a term, made an inner ON term, is tested at that item's
+ * loop; one reading no item would be tested once before every loop (the
+ * planner's constant terms), as SQLite's ON term of that loop is not. */
+static void cursor_node(void *arg, SqlExpr *e) {
+  int *c = arg;
+  if (e->op == SQL_E_COLREF && e->cursor == c[0]) c[1] = 1;
+}
+
+static int where_reads(SqlSelect *s, int cursor) {
+  SqlExpr *terms[64];
+  int n = 0;
+  and_terms(s->where, terms, &n, 64);
+  if (n == 64) return 0;
+  for (int k = 0; k < n; k++) {
+    int c[2] = {cursor, 0};
+    walk_expr(terms[k], cursor_node, c);
+    if (!c[1]) return 0;
+  }
+  return 1;
+}
+
 /* ---- column-used masks (invariant 4) ---- */
 
 typedef struct UsedScan {
@@ -294,7 +333,7 @@ static void used_node(void *arg, SqlExpr *e) {
 
 /* Flatten item i (a checked subquery) of core q: 1 done, 0 left alone,
  * -1 out of memory. */
-static int flatten_item(Parse *p, SqlSelect *q, int i) {
+static int flatten_item(Parse *p, SqlSelect *q, int i, int ltorj) {
   SelInfo *qi = q->info;
   SrcList *src = qi->src;
   SrcItem old = src->a[i];
@@ -330,12 +369,15 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
   if (old.on && !a[i].on) return -1;
   src->a = a;
   src->n = n;
-  Subst x = {p, old.cursor, s->info->result, old.tab,
-             (old.jointype & SQL_JOIN_LEFT) ? &a[i] : NULL};
+  int padded = (old.jointype & SQL_JOIN_LEFT) || ltorj;
+  Subst x = {p, old.cursor, s->info->result, old.tab, padded ? &a[i] : NULL};
   walk_all(p, q, subst_node, &x);
   if (parse_failed(p)) return -1;
-  if (s->where && (old.jointype & SQL_JOIN_LEFT)) {
-    /* (3): the one table's ON clause, so it filters before the join */
+  if (s->where && padded) {
+    /* (3): the one table's ON clause, so it filters before the join (left
+     * of a RIGHT JOIN, an inner ON there is tested at its loop, before the
+     * right row is marked matched; the WHERE only after the pass over
+     * unmatched rows) */
     a[i].on = compile_sel_and(p, s->where, a[i].on);
     if (!a[i].on) return -1;
   } else if (s->where) {
@@ -532,16 +574,22 @@ int compile_flatten_core(Parse *p, SqlSelect *q, int compound) {
   compile_where_simplify_left_joins(qi->src, q->where);
   for (int i = 0; i < qi->src->n; i++) {
     SrcItem *it = &qi->src->a[i];
-    /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ, flattened there with
-     * its WHERE as an ON term of its own loop) is left alone: Shale has no
-     * such term; items past the last RIGHT JOIN are as in a query without */
+    /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ) flattens with its
+     * WHERE as an ON term of its own loop, under restriction 3; one between
+     * two RIGHT JOINs is left alone (the planner defers inner ON terms
+     * right of the first one); items past the last are as in a query
+     * without */
     omit_sub_order(p, q, i, ordered); /* (an item spliced in by the last step) */
-    if (i < last_right_join(qi->src)) continue;
+    int ltorj = left_of_right(qi->src, i);
+    if (ltorj && i > first_right_join(qi->src)) continue;
     if (!can_flatten(p, q, it, i, compound)) continue;
-    RowidScan r = {it, (it->jointype & SQL_JOIN_LEFT) != 0, 0};
+    RowidScan r = {it, (it->jointype & SQL_JOIN_LEFT) || ltorj, 0};
     walk_select(q, rowid_node, &r);
     if (r.bad) continue;
-    int rc = flatten_item(p, q, i);
+    if (ltorj && !(it->jointype & SQL_JOIN_LEFT) &&
+        !where_reads(it->sub, it->sub->info->src->a[0].cursor))
+      continue;
+    int rc = flatten_item(p, q, i, ltorj);
     if (rc < 0) {
       compile_parse_nomem(p);
       return 1;
