@@ -17,11 +17,19 @@
  *     conservative limits of this implementation):
  *     Q and S have no window functions (25); S has a FROM clause (7), is no
  *     compound, no VALUES, not DISTINCT (4), not an aggregate, has no
- *     LIMIT/OFFSET (8, 9, 13, 14, 15, 19, 21) and no ORDER BY (11, 16);
+ *     LIMIT/OFFSET (8, 9, 13, 14, 15, 19, 21); an ORDER BY that invariant 6
+ *     left in S only when Q has none and is no aggregate, no window query
+ *     and no compound's core (11, 16);
  *     S is not a recursive CTE (22) nor a MATERIALIZED CTE or one read
- *     twice (28); S is not on either side of an outer join (3, 26); S is not left of
- *     a RIGHT/FULL JOIN of Q, and holds one only as Q's first item (27a);
- *     no parenthesized join in Q or S;
+ *     twice (28); S is not on the right of a RIGHT/FULL JOIN (26), nor on the
+ *     right of a LEFT JOIN but as one table of no virtual kind under a Q
+ *     that is not DISTINCT (3), whose expression columns read there have no
+ *     affinity (see if_null_row); S left of a RIGHT/FULL JOIN of Q (SQLite's
+ *     JT_LTORJ) is one table as in (3), left of the first such join, each
+ *     term of its WHERE reading that table (where_reads); S holds a
+ *     RIGHT/FULL JOIN only as Q's first item (27a);
+ *     no parenthesized join in S, nor is S one kept as a subquery (an S
+ *     inside one spliced into Q joins its group: nest_n, in_nest);
  *     S reads no outer query and its result expressions hold no subquery.
  *  2. Every reference to S's column j -- in Q, in its ON clauses and in
  *     every subquery nested in Q, at any depth d -- becomes a copy of S's
@@ -30,8 +38,12 @@
  *     gets an implicit COLLATE (SQL_E_COLLATE with sub = 1) naming S's
  *     column collation, as SQLite's substExpr adds one: the comparison
  *     rules see the subquery column's collation, never an explicit one.
+ *     S on the right of a LEFT JOIN: a copy that is not a column of S's
+ *     table reads NULL on the join's NULL row (if_null_row).
  *  3. S's items take its place in Q's FROM list (the first one with S's
- *     join type and ON); S's WHERE is ANDed before Q's.
+ *     join type and ON); S's WHERE is ANDed before Q's (into the ON of its
+ *     one table when that is NULL-padded: LEFT JOIN, JT_LTORJ); S's ORDER BY
+ *     becomes Q's, each term computed as written (no result column).
  *  4. The column-used masks of S's items are recomputed from the
  *     references left after substitution (columns of S no query reads no
  *     longer count, as SQLite: covering indexes depend on it).
@@ -42,16 +54,23 @@
  *     aggregate), so it makes fewer rows and may search an index. The
  *     outer query still tests the term, so the rows it keeps are the same.
  *     push_down lists the conditions.
+ *  6. Before an item is tried, its subquery's ORDER BY is dropped when it
+ *     cannot matter, as SQLite's sqlite3Select does before it flattens
+ *     (omit_sub_order lists the conditions): the subquery then sorts
+ *     nothing, whether it is flattened or not.
  */
 #include <string.h>
 
 #include "select_int.h"
+
+static void and_terms(SqlExpr *e, SqlExpr **a, int *n, int cap);
 
 typedef struct Subst {
   Parse *p;
   int cursor;                /* S's item cursor in Q */
   const SqlExprList *result; /* S's result list */
   const Table *tab;          /* S's item Table (its columns' collations) */
+  SrcItem *padded;           /* S NULL-padded by a join: its one table */
 } Subst;
 
 /* Call fn on every expression node under e (subqueries included). */
@@ -137,6 +156,17 @@ static int last_right_join(const SrcList *s) {
   return k;
 }
 
+/* The first item of s joined by RIGHT/FULL JOIN, or -1. */
+static int first_right_join(const SrcList *s) {
+  for (int i = 0; s && i < s->n; i++)
+    if (s->a[i].jointype & SQL_JOIN_RIGHT) return i;
+  return -1;
+}
+
+/* 1 if item i of s is on the left of a RIGHT/FULL JOIN (SQLite's
+ * JT_LTORJ): the join's pass over unmatched rows reads it as a NULL row. */
+static int left_of_right(const SrcList *s, int i) { return i < last_right_join(s); }
+
 static int is_rec_cte(Parse *p, const SrcItem *it) {
   SelectState *st = compile_select_state(p);
   for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
@@ -144,21 +174,28 @@ static int is_rec_cte(Parse *p, const SrcItem *it) {
   return !st;
 }
 
-static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i) {
+static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i, int compound) {
   SqlSelect *s = it->sub;
+  SelInfo *qi = q->info;
   if (it->kind != SRC_SUBQUERY || !s || s->prior || s->kind != SQL_SEL_SELECT) return 0;
   SelInfo *si = s->info;
   if (!si || si->state != 2 || !si->src || si->src->n == 0 || !si->result) return 0; /* (7) */
-  if (it->jointype & SQL_JOIN_RIGHT) return 0;                                       /* (26) */
-  if (it->jointype & SQL_JOIN_LEFT) {
-    /* (3): the right side of a LEFT JOIN is one table, no virtual one, and
-     * the outer query is not DISTINCT */
+  if (it->nest == s) return 0;                 /* a parenthesized join kept as one subquery */
+  if (it->jointype & SQL_JOIN_RIGHT) return 0; /* (26) */
+  if ((it->jointype & SQL_JOIN_LEFT) || left_of_right(qi->src, i)) {
+    /* (3): the right side of a LEFT JOIN, or an item left of a RIGHT JOIN,
+     * is one table, no virtual one, and the outer query is not DISTINCT */
     const SrcItem *t = &si->src->a[0];
     if (si->src->n != 1 || t->kind != SRC_TABLE || !t->tab || t->tab->vtab || t->tab->vtab_module ||
         q->distinct == 1)
       return 0;
   }
-  if (s->distinct == 1 || si->is_agg || s->limit || s->offset || s->order_by) return 0;
+  if (s->distinct == 1 || si->is_agg || s->limit || s->offset) return 0;
+  /* (11), (16): an ORDER BY left in S (omit_sub_order kept it) moves to Q,
+   * which has none, is no aggregate and no window query (whose rows SQLite
+   * orders in a subquery of its own); nor a compound's arm (SQLite sorts
+   * that arm alone, Shale leaves S as it is) */
+  if (s->order_by && (q->order_by || compound || qi->is_agg || compile_window_in_core(q))) return 0;
   if (compile_window_in_core(s) || compile_sel_has_correl(s)) return 0; /* (25) */
   if (si->from_nc.flags & NC_HAS_CORREL) return 0;
   if (it->cte_materialized || is_rec_cte(p, it)) return 0; /* (28), (22) */
@@ -177,6 +214,31 @@ static void add_depth(void *arg, SqlExpr *e) {
   if (e->op == SQL_E_COLREF) e->depth = (uint8_t)(e->depth + *(int *)arg);
 }
 
+/* c, a copy of S's result expression that is not a column of t (the one
+ * table of S, NULL-padded: the right side of a LEFT JOIN or an item left
+ * of a RIGHT JOIN) read d queries out, as
+ * SQLite's TK_IF_NULL_ROW: NULL while t's row is the NULL row of the
+ * join, else c -- CASE WHEN t.rowid IS NULL THEN NULL ELSE c END (a
+ * WITHOUT ROWID table's first PRIMARY KEY column, never NULL in a row).
+ * Subquery columns so read have no affinity (can_flatten), nor has CASE. */
+static SqlExpr *if_null_row(Parse *p, SrcItem *t, SqlExpr *c, int d) {
+  SqlExpr *key = compile_sel_new_expr(p, SQL_E_COLREF);
+  SqlExpr *test = compile_sel_new_expr(p, SQL_E_ISNULL);
+  SqlExpr *w = compile_sel_new_expr(p, SQL_E_CASE);
+  SqlExprList *l = compile_sel_list_add(p, NULL, test);
+  l = compile_sel_list_add(p, l, compile_sel_new_expr(p, SQL_E_NULL));
+  if (!key || !test || !w || !l || l->n != 2 || !l->a[1].expr) return NULL;
+  const Table *tab = t->tab;
+  compile_sel_colref(key, t, tab->without_rowid && tab->npk > 0 ? tab->pk_cols[0] : -1);
+  key->depth = (uint8_t)d;
+  test->a = key;
+  test->height = 2;
+  w->list = l;
+  w->b = c;
+  w->height = (uint16_t)((c->height > 2 ? c->height : 2) + 1);
+  return w;
+}
+
 static void subst_node(void *arg, SqlExpr *e) {
   Subst *x = arg;
   if (e->op != SQL_E_COLREF || e->cursor != x->cursor || parse_failed(x->p)) return;
@@ -186,6 +248,9 @@ static void subst_node(void *arg, SqlExpr *e) {
   if (!c) return;
   int d = e->depth;
   if (d) walk_expr(c, add_depth, &d);
+  if (x->padded && (c->op != SQL_E_COLREF || c->cursor != x->padded->cursor) &&
+      !(c = if_null_row(x->p, x->padded, c, d)))
+    return;
   const char *coll = x->tab->cols[j].coll ? x->tab->cols[j].coll : "BINARY";
   const Collation *nat = compile_sel_coll_of(x->p, c);
   int same = util_stricmp(nat && nat->name ? nat->name : "BINARY", coll) == 0;
@@ -208,23 +273,45 @@ static void subst_node(void *arg, SqlExpr *e) {
 }
 
 /* 1 if some reference to S's cursor reads its rowid (or a column it has
- * not): S is then left alone. */
+ * not), or, S on the right of a LEFT JOIN, an expression column with an
+ * affinity: if_null_row's CASE would lose it (SQLite's TK_IF_NULL_ROW
+ * passes its operand's on). S is then left alone. */
 typedef struct RowidScan {
-  int cursor, ncol, bad;
-  const SqlExprList *cols_only; /* S on the right of a LEFT JOIN: its result */
+  const SrcItem *it;
+  int left, bad;
 } RowidScan;
 
 static void rowid_node(void *arg, SqlExpr *e) {
   RowidScan *r = arg;
-  if (e->op != SQL_E_COLREF || e->cursor != r->cursor) return;
-  if (e->column < 0 || e->column >= r->ncol) {
+  if (e->op != SQL_E_COLREF || e->cursor != r->it->cursor) return;
+  const SqlExprList *res = r->it->sub->info->result;
+  if (e->column < 0 || e->column >= r->it->tab->ncol || e->column >= res->n)
     r->bad = 1;
-    return;
+  else if (r->left && res->a[e->column].expr->op != SQL_E_COLREF &&
+           compile_src_item_col_aff(r->it, e->column))
+    r->bad = 1;
+}
+
+/* 1 if every AND-term of s's WHERE reads the item at cursor: left of a
+ * RIGHT JOIN such a term, made an inner ON term, is tested at that item's
+ * loop; one reading no item would be tested once before every loop (the
+ * planner's constant terms), as SQLite's ON term of that loop is not. */
+static void cursor_node(void *arg, SqlExpr *e) {
+  int *c = arg;
+  if (e->op == SQL_E_COLREF && e->cursor == c[0]) c[1] = 1;
+}
+
+static int where_reads(SqlSelect *s, int cursor) {
+  SqlExpr *terms[64];
+  int n = 0;
+  and_terms(s->where, terms, &n, 64);
+  if (n == 64) return 0;
+  for (int k = 0; k < n; k++) {
+    int c[2] = {cursor, 0};
+    walk_expr(terms[k], cursor_node, c);
+    if (!c[1]) return 0;
   }
-  /* a NULL-padded row reads NULL from a column, but an expression would
-   * still be computed (SQLite wraps it in TK_IF_NULL_ROW; Shale has no such
-   * node yet, so such a subquery is left alone) */
-  if (r->cols_only && r->cols_only->a[e->column].expr->op != SQL_E_COLREF) r->bad = 1;
+  return 1;
 }
 
 /* ---- column-used masks (invariant 4) ---- */
@@ -246,7 +333,7 @@ static void used_node(void *arg, SqlExpr *e) {
 
 /* Flatten item i (a checked subquery) of core q: 1 done, 0 left alone,
  * -1 out of memory. */
-static int flatten_item(Parse *p, SqlSelect *q, int i) {
+static int flatten_item(Parse *p, SqlSelect *q, int i, int ltorj) {
   SelInfo *qi = q->info;
   SrcList *src = qi->src;
   SrcItem old = src->a[i];
@@ -259,16 +346,38 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
   memcpy(a, src->a, sizeof(SrcItem) * (size_t)i);
   memcpy(a + i, in->a, sizeof(SrcItem) * (size_t)in->n);
   memcpy(a + i + in->n, src->a + i + 1, sizeof(SrcItem) * (size_t)(src->n - i - 1));
+  /* S inside a flattened parenthesized join (SQLite flattens the join's
+   * SELECT * first, then S into the query): its items join that group,
+   * the first of them its head when S was */
+  int head = -1;
+  if (old.nest) {
+    head = i;
+    a[i].nest = old.nest;
+    a[i].nest_tab = old.nest_tab;
+    a[i].nest_alias = old.nest_alias;
+    a[i].nest_n = old.nest_n;
+  } else if (old.in_nest) {
+    for (int g = i - 1; g >= 0 && head < 0; g--)
+      if (a[g].nest && a[g].nest != a[g].sub && g + a[g].nest_n > i) head = g;
+  }
+  if (head >= 0) {
+    a[head].nest_n += in->n - 1;
+    for (int k = 0; k < in->n; k++) a[i + k].in_nest = i + k != head;
+  }
   a[i].jointype = old.jointype;
   a[i].on = compile_sel_and(p, a[i].on, old.on);
   if (old.on && !a[i].on) return -1;
   src->a = a;
   src->n = n;
-  Subst x = {p, old.cursor, s->info->result, old.tab};
+  int padded = (old.jointype & SQL_JOIN_LEFT) || ltorj;
+  Subst x = {p, old.cursor, s->info->result, old.tab, padded ? &a[i] : NULL};
   walk_all(p, q, subst_node, &x);
   if (parse_failed(p)) return -1;
-  if (s->where && (old.jointype & SQL_JOIN_LEFT)) {
-    /* (3): the one table's ON clause, so it filters before the join */
+  if (s->where && padded) {
+    /* (3): the one table's ON clause, so it filters before the join (left
+     * of a RIGHT JOIN, an inner ON there is tested at its loop, before the
+     * right row is marked matched; the WHERE only after the pass over
+     * unmatched rows) */
     a[i].on = compile_sel_and(p, s->where, a[i].on);
     if (!a[i].on) return -1;
   } else if (s->where) {
@@ -278,10 +387,69 @@ static int flatten_item(Parse *p, SqlSelect *q, int i) {
      * its EXPLAIN QUERY PLAN number, counted by walking the tree) */
     s->where = NULL;
   }
+  if (s->order_by) { /* (11): Q has none; its terms read S's items, now Q's */
+    qi->order_col = compile_parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
+    if (!qi->order_col) return -1;
+    /* (as SQLite clears iOrderByCol: each term is computed as written) */
+    for (int k = 0; k < s->order_by->n; k++) qi->order_col[k] = -1;
+    q->order_by = s->order_by;
+    s->order_by = NULL;
+  }
   for (int k = 0; k < in->n; k++) a[i + k].colused = 0;
   UsedScan u = {a + i, in->n};
   walk_all(p, q, used_node, &u);
   return 1;
+}
+
+/* ---- a FROM subquery's ORDER BY that makes no difference (invariant 6) ---- */
+
+/* 1 if e (not looking into subqueries) calls an aggregate whose result may
+ * depend on the order of its rows: any but the built-in count(), min() and
+ * max() (SQLite's NC_OrderAgg). */
+static int order_agg(const SqlExpr *e);
+
+static int order_agg_list(const SqlExprList *l) {
+  for (int i = 0; l && i < l->n; i++)
+    if (order_agg(l->a[i].expr)) return 1;
+  return 0;
+}
+
+static int order_agg(const SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->func && func_is_aggregate(e->func) && !e->over) {
+    const FuncDef *f = e->func;
+    int any_order = (f->flags & FUNC_BUILTIN) && ((f->flags & (FUNC_MINMAX | FUNC_COUNT)) ||
+                                                  util_stricmp(f->name, "count") == 0);
+    if (!any_order) return 1;
+  }
+  if (e->op == SQL_E_REG && e->orig) return order_agg(e->orig);
+  return order_agg(e->a) || order_agg(e->b) || order_agg(e->c) || order_agg_list(e->list) ||
+         order_agg(e->filter) || order_agg_list(e->order);
+}
+
+/* SQLite drops the ORDER BY of FROM subquery S at item i of core q before
+ * it tries to flatten it when it cannot matter: S has no LIMIT, is no
+ * aggregate nor a recursive CTE; the query reading it (q, or the SELECT *
+ * of the parenthesized join S is in) has an ORDER BY of its own (ordered)
+ * or more than one FROM item, and neither window functions nor an
+ * aggregate whose result depends on the order of its rows. */
+static void omit_sub_order(Parse *p, SqlSelect *q, int i, int ordered) {
+  SrcItem *it = &q->info->src->a[i];
+  SqlSelect *s = it->sub;
+  if (it->kind != SRC_SUBQUERY || !s || !s->order_by || s->limit ||
+      (it->nest && it->sub == it->nest))
+    return;
+  if (!s->info || s->info->state != 2 || s->info->is_agg || is_rec_cte(p, it)) return;
+  if (!it->in_nest && !it->nest) { /* (a parenthesized join's SELECT * joins 2+ items) */
+    SelInfo *qi = q->info;
+    int items = 0;
+    for (int k = 0; k < qi->src->n; k++) items += !qi->src->a[k].in_nest;
+    if (!ordered && items < 2) return;
+    if (compile_window_in_core(q) || order_agg_list(qi->result) || order_agg(q->having) ||
+        (!q->prior && order_agg_list(q->order_by)))
+      return;
+  }
+  s->order_by = NULL;
 }
 
 /* ---- WHERE push-down (invariant 5) ---- */
@@ -334,7 +502,7 @@ static int push_term(Parse *p, SrcItem *it, const SqlExpr *term) {
   for (SqlSelect *c = it->sub; c; c = c->prior) {
     SqlExpr *t = compile_expr_dup(p, term);
     if (!t) return -1;
-    Subst x = {p, it->cursor, c->info->result, it->tab};
+    Subst x = {p, it->cursor, c->info->result, it->tab, NULL};
     walk_expr(t, subst_node, &x);
     int sub = 0;
     walk_expr(t, find_sub, &sub);
@@ -392,29 +560,36 @@ static int push_down(Parse *p, SqlSelect *q) {
   return 0;
 }
 
-int compile_flatten_core(Parse *p, SqlSelect *q) {
+int compile_flatten_core(Parse *p, SqlSelect *q, int compound) {
   SelInfo *qi = q->info;
   if (!qi || qi->state != 2 || qi->flattened || q->kind != SQL_SEL_SELECT || !qi->src) return 0;
   qi->flattened = 1;
+  int ordered = compound ? compound == 2 : q->order_by != NULL;
+  for (int i = 0; i < qi->src->n; i++) omit_sub_order(p, q, i, ordered);
   /* (25) does not stop a core with window functions: SQLite first moves
    * its FROM list into a subquery without them, which it flattens */
-  if (has_nest(qi->src)) return 0;
   /* SQLite turns LEFT JOINs the WHERE clause makes inner into inner joins
    * before it flattens (and the planner would anyway): their right sides
    * then flatten and take terms as inner-joined items */
   compile_where_simplify_left_joins(qi->src, q->where);
   for (int i = 0; i < qi->src->n; i++) {
     SrcItem *it = &qi->src->a[i];
-    /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ, flattened there with
-     * its WHERE as an ON term of its own loop) is left alone: Shale has no
-     * such term; items past the last RIGHT JOIN are as in a query without */
-    if (i < last_right_join(qi->src)) continue;
-    if (!can_flatten(p, q, it, i)) continue;
-    RowidScan r = {it->cursor, it->tab->ncol, 0,
-                   (it->jointype & SQL_JOIN_LEFT) ? it->sub->info->result : NULL};
+    /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ) flattens with its
+     * WHERE as an ON term of its own loop, under restriction 3; one between
+     * two RIGHT JOINs is left alone (the planner defers inner ON terms
+     * right of the first one); items past the last are as in a query
+     * without */
+    omit_sub_order(p, q, i, ordered); /* (an item spliced in by the last step) */
+    int ltorj = left_of_right(qi->src, i);
+    if (ltorj && i > first_right_join(qi->src)) continue;
+    if (!can_flatten(p, q, it, i, compound)) continue;
+    RowidScan r = {it, (it->jointype & SQL_JOIN_LEFT) || ltorj, 0};
     walk_select(q, rowid_node, &r);
     if (r.bad) continue;
-    int rc = flatten_item(p, q, i);
+    if (ltorj && !(it->jointype & SQL_JOIN_LEFT) &&
+        !where_reads(it->sub, it->sub->info->src->a[0].cursor))
+      continue;
+    int rc = flatten_item(p, q, i, ltorj);
     if (rc < 0) {
       compile_parse_nomem(p);
       return 1;

@@ -1789,8 +1789,9 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   if (!s->info || s->info->state != 2) {
     if (compile_select_resolve(p, s, NULL)) return 1;
   }
+  int compound = !s->prior ? 0 : s->order_by && !compound_as_subquery(s) ? 2 : 1;
   for (SqlSelect *c = s; c; c = c->prior)
-    if (compile_flatten_core(p, c)) return 1;
+    if (compile_flatten_core(p, c, compound)) return 1;
   SelInfo *info = s->info;
   int n = compile_select_ncol(s);
   OutCtx oc;

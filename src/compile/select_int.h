@@ -154,8 +154,11 @@ int compile_resolve_auth_read(Parse *, const Table *t, int col, SqlExpr *e);
 
 /* SQLite's query flattener (compile_flatten.c): FROM subqueries of the
  * resolved core q that qualify are spliced into its FROM list, once per
- * core, before its code; 1 after an error. */
-int compile_flatten_core(Parse *, SqlSelect *q);
+ * core, before its code; 1 after an error. compound: 0 when q is a
+ * SELECT alone, 1 when it is a compound's core, 2 a core of a compound
+ * merged under its ORDER BY (every core's rows come sorted, as SQLite gives
+ * each arm the ORDER BY). */
+int compile_flatten_core(Parse *, SqlSelect *q, int compound);
 
 /* ---- window functions (compile_window.c) ---- */
 
