@@ -70,6 +70,12 @@ unsigned os_shm_lingering(OsShmLocks *s);
 /* Forget every lingering lock without a raw call (a forked child). */
 void os_shm_linger_forget(OsShmLocks *s);
 
+/* The first slot whose exclusive hold is let go by a downgrade to a
+ * lingering read lock (the read marks, SQLite's READ(0..4) = slots 3..7):
+ * a reader that set a mark under EXCLUSIVE takes it shared next, and then
+ * finds it held, so one fcntl instead of an unlock and a lock. */
+#define OS_SHM_LINGER_FIRST 3
+
 /* How long an unused shared -shm lock is kept (about a millisecond, as the
  * Go driver write-up describes). */
 #define OS_SHM_LINGER_NS 1000000

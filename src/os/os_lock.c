@@ -204,8 +204,16 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
     if (*my_ex & mask) {
       for (int i = ofst; i < ofst + n; i++) {
         if (!(*my_ex & (1u << i))) continue;
-        rc = raw_call(raw, ctx, OSLK_UN, i, 1);
+        /* a read mark just set under EXCLUSIVE is read next (wal.c takes
+         * it shared at once): downgrade, and let the read lock linger */
+        int keep = atomic_load(&s->linger_ok) && i >= OS_SHM_LINGER_FIRST &&
+                   slot_count(atomic_load(&s->slot[i])) == 0;
+        rc = raw_call(raw, ctx, keep ? OSLK_RD : OSLK_UN, i, 1);
         if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
+        if (keep) {
+          atomic_store(&s->linger_at[i], os_mono_ns());
+          atomic_fetch_or(&s->slot[i], OS_SLOT_LINGER);
+        }
         atomic_fetch_and(&s->slot[i], ~OS_SLOT_EXCL);
         *my_ex &= (uint8_t) ~(1u << i);
       }
