@@ -138,7 +138,21 @@ static void cache_clear(shale *db) {
     db->cache = c->next;
     cache_entry_free(db, c);
   }
+  db->cache_last = NULL;
   db->ncache = 0;
+}
+
+/* Take entry c out of the cache's list. */
+static void cache_unlink(shale *db, ApiCached *c) {
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    db->cache = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  else
+    db->cache_last = c->prev;
+  db->ncache--;
 }
 
 void api_cache_clear(shale *db) { cache_clear(db); }
@@ -1239,20 +1253,17 @@ static uint64_t text_tail8(const char *z, int n) {
 /* Look for a cached compilation of the statement at the start of sql[0..n):
  * an entry whose key is all of it, or a prefix of it ending with ';'. */
 static ApiCached *cache_take(shale *db, const char *sql, int n) {
-  ApiCached **pp = &db->cache;
-  if (db->cb.auth || !*pp) return NULL; /* the authorizer sees every prepare */
+  if (db->cb.auth || !db->cache) return NULL; /* the authorizer sees every prepare */
   uint64_t tail = text_tail8(sql, n);
   int settings = 0, have_settings = 0;
-  for (; *pp; pp = &(*pp)->next) {
-    ApiCached *c = *pp;
+  for (ApiCached *c = db->cache; c; c = c->next) {
     if (c->nkey == n ? c->tail8 != tail : c->nkey > n || !c->semi_end) continue;
     if (c->nkey == 0 || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
     if (!have_settings) settings = api_settings(db), have_settings = 1;
     if (c->schema != db->dbx[0].schema || c->x.gen != db->xgen ||
         c->in_txn != !db->txn.autocommit || c->settings != settings)
       continue;
-    *pp = c->next;
-    db->ncache--;
+    cache_unlink(db, c);
     return c;
   }
   return NULL;
@@ -1264,17 +1275,15 @@ static void cache_put(shale *db, shale_stmt *st) {
   if (n > 4000 || st->cs.kind < 0 || st->cs.uses_vtab) return;
   ApiCached *c;
   if (db->ncache >= API_CACHE_MAX) { /* full: the least recently used entry makes room */
-    ApiCached **pp = &db->cache;
-    while ((*pp)->next) pp = &(*pp)->next;
-    c = *pp;
-    *pp = NULL;
-    db->ncache--;
+    c = db->cache_last;
+    cache_unlink(db, c);
     cache_entry_clear(db, c);
   } else {
     c = shale_malloc(sizeof *c);
     if (!c) return;
   }
-  memset(c, 0, sizeof *c);
+  /* every field set below (no memset: cs and x are large) */
+  c->tail = 0;
   c->key = st->sql;
   st->sql = NULL;
   c->nkey = n;
@@ -1288,7 +1297,12 @@ static void cache_put(shale *db, shale_stmt *st) {
   memset(&st->x, 0, sizeof st->x);
   c->in_txn = st->in_txn;
   c->settings = st->settings;
+  c->prev = NULL;
   c->next = db->cache;
+  if (c->next)
+    c->next->prev = c;
+  else
+    db->cache_last = c;
   db->cache = c;
   db->ncache++;
 }

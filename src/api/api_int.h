@@ -188,7 +188,7 @@ typedef struct ApiCached {
   uint8_t in_txn;
   int settings; /* api_settings() it was compiled with */
   ApiXRefs x;
-  struct ApiCached *next; /* most recently used first */
+  struct ApiCached *next, *prev; /* most recently used first (prev: toward the front) */
 } ApiCached;
 
 #define API_CACHE_MAX 16
@@ -389,6 +389,7 @@ struct shale {
   /* statements */
   shale_stmt *stmts;
   ApiCached *cache;
+  ApiCached *cache_last; /* the least recently used entry, the list's last */
   int ncache;
   VmSpare vm_spare;     /* a finalized statement's Vm block, for the next one (vm.h) */
   VmSpare prog_spare;   /* a freed program's block, for the next compile (vm.h) */
