@@ -105,15 +105,16 @@ struct OsFileMethods {
   int (*map)(OsFile *, int64_t size);
   int (*fetch)(OsFile *, int64_t off, int amt, void **pp);
   void (*unfetch)(OsFile *, int64_t off, void *p);
-  /* Optional (NULL: nothing to do): the caller copied `bytes` out of its map
-   * since its last call (it calls every OS_MAP_NOTE bytes or so). The bytes
-   * count toward the reads of the map, which the connections of the process
-   * that map the file share; once they pass os_map_window(), the map's pages
-   * are dropped from the process's resident set (their content stays in the
-   * file and the kernel's cache, fetched pointers stay valid and the next
-   * touch maps a page back in), so that a scan of a large file does not grow
-   * the process by the file's size. */
-  void (*map_read)(OsFile *, int64_t bytes);
+  /* Optional (NULL: nothing to do): the caller read the bytes [off,
+   * off+amt) of its map. The 4 KiB units of the map first read since its
+   * pages were last released count toward the map's resident bytes (a unit
+   * read again adds nothing: it is mapped in already), which the connections
+   * of the process that map the file share; once they pass os_map_window(),
+   * the map's pages are dropped from the process's resident set (their
+   * content stays in the file and the kernel's cache, fetched pointers stay
+   * valid and the next touch maps a page back in), so that a scan of a large
+   * file does not grow the process by the file's size. */
+  void (*map_read)(OsFile *, int64_t off, int amt);
   /* Optional (NULL: SHALE_NOTFOUND for every op): a request by number, as
    * SQLite's xFileControl -- the op numbers are SQLite's SQLITE_FCNTL_*
    * ones, so that an application's VFS gets them unchanged. SHALE_NOTFOUND
@@ -179,25 +180,27 @@ static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) {
   return f->methods->fetch(f, o, n, pp);
 }
 static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfetch(f, o, p); }
-static inline void os_map_read(OsFile *f, int64_t bytes) {
-  if (f->methods->map_read) f->methods->map_read(f, bytes);
+static inline void os_map_read(OsFile *f, int64_t off, int amt) {
+  if (f->methods->map_read) f->methods->map_read(f, off, amt);
 }
 static inline int os_file_control(OsFile *f, int op, void *arg) {
   return f->methods->file_control ? f->methods->file_control(f, op, arg) : SHALE_NOTFOUND;
 }
-/* Bytes of reads of one map after which its pages are released: the
- * process's budget OS_MAP_WINDOW shared among its live maps (os_map_users:
- * +1 when the VFS makes a map, -1 when it unmaps one; os_group.c), at least
- * OS_MAP_WINDOW_MIN each. Every mapping keeps its own resident pages (RSS
- * counts a page once per mapping); the connections of the process that map
- * one file share one map and its window, so 64 connections on one file hold
- * one window, not 64. A reader reports its reads every OS_MAP_NOTE bytes, so
- * each map also holds up to OS_MAP_NOTE unreported bytes per reader. */
-#define OS_MAP_WINDOW ((int64_t)4 << 20)
-#define OS_MAP_WINDOW_MIN ((int64_t)64 << 10)
-#define OS_MAP_NOTE OS_MAP_WINDOW_MIN
-void os_map_users(int delta);
-int64_t os_map_window(void);
+/* The process's budget of mapped bytes: the distinct bytes read from all its
+ * maps since their pages were last released (os_map_read; plus the kernel's
+ * fault-around). A read that takes the total past OS_MAP_WINDOW releases the
+ * pages of every map of the process (the newest map of each file; an older
+ * one still in use gives its count back when it is unmapped). Every mapping
+ * keeps its own resident pages (RSS counts a page once per mapping); the
+ * connections of the process that map one file share one map, and the maps
+ * of 64 files share one budget. 8 MiB: the pages of a table and index of a
+ * few MiB that a cache of 2 MiB keeps evicting and reading again stay mapped
+ * (with 4 MiB divided among the live maps, a join over a 4 MiB table
+ * released its map 92 times a run, a page fault on every page touched again
+ * after each). */
+#define OS_MAP_WINDOW ((int64_t)8 << 20)
+/* Add delta to the process's count (os_group.c); the new total. */
+int64_t os_map_resident(int64_t delta);
 
 /* Open into freshly allocated memory of vfs->file_size bytes; on success *out
  * is the file, to be released with os_close_free(). */

@@ -37,9 +37,9 @@
  *     its frames written before that sync began.
  *  4. A failed sync sets err_upto = target (monotonic) and err_rc: every
  *     commit s with synced < s <= err_upto gets err_rc.
- *  5. Also process-wide, beside the groups: the number of live read-only
- *     maps the VFS made (os_map_users), which divides the mapped-read window
- *     (os_map_window, os.h).
+ *  5. Also process-wide, beside the groups: the distinct bytes read from
+ *     the VFS's read-only maps since their last release (os_map_resident),
+ *     held against the budget OS_MAP_WINDOW (os.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -306,14 +306,8 @@ void os_group_stats(OsGroup *g, uint64_t *ncommit, long *nsync) {
 
 /* ---- the mapped-read budget (invariant 5) ---- */
 
-static _Atomic int g_map_users;
+static _Atomic int64_t g_map_resident;
 
-void os_map_users(int delta) {
-  atomic_fetch_add_explicit(&g_map_users, delta, memory_order_relaxed);
-}
-
-int64_t os_map_window(void) {
-  int n = atomic_load_explicit(&g_map_users, memory_order_relaxed);
-  int64_t w = n > 1 ? OS_MAP_WINDOW / n : OS_MAP_WINDOW;
-  return w < OS_MAP_WINDOW_MIN ? OS_MAP_WINDOW_MIN : w;
+int64_t os_map_resident(int64_t delta) {
+  return atomic_fetch_add_explicit(&g_map_resident, delta, memory_order_relaxed) + delta;
 }

@@ -86,8 +86,10 @@ struct UnixShm {
 typedef struct UnixMap {
   uint8_t *p;
   int64_t size;
-  int nref;              /* connections using it */
-  _Atomic int64_t nread; /* bytes its users read since its pages were last released */
+  int nref;               /* connections using it */
+  _Atomic int64_t nread;  /* distinct bytes its users read since its pages were last released */
+  _Atomic uint64_t *seen; /* a bit per MAP_UNIT read since then (NULL: count every read) */
+  size_t nseen;           /* words of seen */
 } UnixMap;
 
 struct UnixInode {
@@ -721,6 +723,8 @@ static int unix_device_characteristics(OsFile *pf) {
 
 /* New maps are made a multiple of this size (invariant 6). */
 #define MAP_GRANULE ((int64_t)1 << 20)
+/* The unit of a map's resident-set count (unix_map_read): a page. */
+#define MAP_UNIT ((int64_t)4096)
 
 /* Let go of f's map (invariant 6); caller holds unix_mu. */
 static void map_drop(UnixFile *f) {
@@ -731,8 +735,9 @@ static void map_drop(UnixFile *f) {
   if (!m || --m->nref > 0) return;
   if (f->inode && f->inode->map == m) f->inode->map = NULL;
   munmap(m->p, (size_t)m->size);
+  os_map_resident(-atomic_load_explicit(&m->nread, memory_order_relaxed));
+  shale_free((void *)m->seen);
   shale_free(m);
-  os_map_users(-1);
 }
 
 /* The inode's newest map if it covers size bytes, else a new one that
@@ -758,8 +763,12 @@ static UnixMap *map_get(UnixFile *f, int64_t size) {
   m->size = size;
   m->nref = 1;
   atomic_init(&m->nread, 0);
+  /* (without the bits every read counts, as if each mapped a unit in) */
+  m->nseen = (size_t)((size / MAP_UNIT + 63) / 64);
+  m->seen = shale_malloc(m->nseen * sizeof *m->seen);
+  if (m->seen)
+    for (size_t i = 0; i < m->nseen; i++) atomic_init(&m->seen[i], 0);
   if (f->inode) f->inode->map = m;
-  os_map_users(1);
   return m;
 }
 
@@ -805,25 +814,57 @@ static void unix_unfetch(OsFile *pf, int64_t off, void *p) {
   }
 }
 
-/* The reads of every user of a map count toward its window, so that the
- * connections sharing it release it as often as one reader would (before,
- * each counted its own reads against a window divided among all of them:
- * four threads scanning one file released its map about every 100 pages
- * between them, a madvise and a TLB shootdown each). No lock: m stays
- * while f uses it (only f's own calls move f to another map), and two
- * users passing the window at once release it once (the exchange). */
-static void unix_map_read(OsFile *pf, int64_t bytes) {
-  UnixFile *f = (UnixFile *)pf;
-  UnixMap *m = f->mobj;
-  if (!m) return;
-  int64_t n = atomic_fetch_add_explicit(&m->nread, bytes, memory_order_relaxed) + bytes;
-  if (n < os_map_window()) return;
-  if (!atomic_compare_exchange_strong_explicit(&m->nread, &n, 0, memory_order_relaxed,
-                                               memory_order_relaxed))
-    return; /* another user added meanwhile: the next report releases it */
+/* Release m's pages from the resident set, its count back to the process's
+ * budget. The bits are cleared after the madvise, so a unit read in between
+ * counts again (over, never under, the resident bytes). */
+static void map_release(UnixMap *m) {
+  int64_t n = atomic_exchange_explicit(&m->nread, 0, memory_order_relaxed);
+  if (n == 0) return; /* nothing read since the last release */
+  os_map_resident(-n);
   /* A shared file map: the pages stay in the page cache, only the page
    * table entries go; later reads fault them back with the same bytes. */
   madvise(m->p, (size_t)m->size, MADV_DONTNEED);
+  if (m->seen)
+    for (size_t i = 0; i < m->nseen; i++)
+      atomic_store_explicit(&m->seen[i], 0, memory_order_relaxed);
+}
+
+/* Only units read for the first time since their map's last release count
+ * (the bits of seen): a page read again is mapped in already and adds
+ * nothing to the resident set. Counting every read released a map whose
+ * pages a reader's cache kept evicting and reading again (random seeks over
+ * a table larger than the cache). The reads of every user of a map count
+ * once, so connections sharing it release it as often as one reader would;
+ * the budget is the process's (os.h), so a read that passes it releases
+ * every file's newest map (unix_mu held for the walk), not only its own:
+ * the maps other readers filled are the resident bytes too. No lock on the
+ * count: m stays while f uses it (only f's own calls move f to another
+ * map), and two users passing the budget at once release each map once
+ * (the exchange in map_release). */
+static void unix_map_read(OsFile *pf, int64_t off, int amt) {
+  UnixFile *f = (UnixFile *)pf;
+  UnixMap *m = f->mobj;
+  if (!m || amt <= 0 || off < 0) return;
+  int64_t bytes = 0;
+  if (m->seen) {
+    for (int64_t u = off / MAP_UNIT, end = (off + amt - 1) / MAP_UNIT; u <= end; u++) {
+      if ((size_t)(u / 64) >= m->nseen) break;
+      uint64_t bit = (uint64_t)1 << (u % 64);
+      _Atomic uint64_t *w = &m->seen[u / 64];
+      if (atomic_load_explicit(w, memory_order_relaxed) & bit) continue;
+      if (!(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit)) bytes += MAP_UNIT;
+    }
+    if (bytes == 0) return;
+  } else {
+    bytes = amt;
+  }
+  atomic_fetch_add_explicit(&m->nread, bytes, memory_order_relaxed);
+  if (os_map_resident(bytes) < OS_MAP_WINDOW) return;
+  pthread_mutex_lock(&unix_mu);
+  map_release(m);
+  for (UnixInode *in = inodes; in; in = in->next)
+    if (in->map) map_release(in->map);
+  pthread_mutex_unlock(&unix_mu);
 }
 
 /* As SQLite's unix VFS answers them: the lock level, the VFS's name, and

@@ -1217,7 +1217,7 @@ int pager_peek(Pager *p, uint32_t pgno, const uint8_t **out) {
     }
     if (!frame) {
       *out = p->map + (size_t)(pgno - 1) * p->page_size;
-      pager_map_count(p);
+      pager_map_count(p, pgno);
       return SHALE_OK;
     }
   }

@@ -33,13 +33,14 @@
  *     cutting pages our snapshot still reads). Pages in the WAL are read
  *     from the log first, as before; pages written go through the cache.
  *  7. The maps of the process add at most about OS_MAP_WINDOW bytes (plus
- *     the kernel's fault-around per map and OS_MAP_NOTE per reader) to its
- *     resident set: the pager reports its mapped reads every OS_MAP_NOTE
- *     bytes (os_map_read), and after os_map_window() bytes of reads of one
- *     map (that budget divided among the process's maps; the connections
- *     to one file share one map) its pages are released, so a scan of a
- *     file larger than the cache, or 64 connections to one file, cost no
- *     more memory than read() would.
+ *     the kernel's fault-around) to its resident set: the pager reports
+ *     each page it reads from the map (os_map_read); the VFS counts the
+ *     pages read for the first time since their map's last release, and
+ *     once the process's maps pass OS_MAP_WINDOW of them it releases them
+ *     (the connections to one file share one map), so a scan of a file
+ *     larger than the cache, or 64 connections to one file, cost no more
+ *     memory than read() would, while pages the cache evicts and reads
+ *     again within the budget stay mapped (no fault per re-read).
  *  8. Removed pages are kept on the spare list while ncached + nspare stays
  *     within the budget, and pager_cache_alloc takes them before malloc: a
  *     reader that drops its cache at every commit of another connection
@@ -441,13 +442,9 @@ void pager_cache_trim(Pager *p) {
 
 /* ---- reading ---- */
 
-void pager_map_count(Pager *p) {
+void pager_map_count(Pager *p, uint32_t pgno) {
   p->stats.mapped++;
-  p->map_read += p->page_size;
-  if (p->map_read >= OS_MAP_NOTE) { /* invariant 7 */
-    os_map_read(p->fd, p->map_read);
-    p->map_read = 0;
-  }
+  os_map_read(p->fd, (int64_t)(pgno - 1) * p->page_size, (int)p->page_size); /* invariant 7 */
 }
 
 int pager_read_page(Pager *p, PgPage *pg) {
@@ -469,7 +466,7 @@ int pager_read_page(Pager *p, PgPage *pg) {
       memcpy(pg->v.data, at, p->page_size);
     else
       pg->v.data = (uint8_t *)at; /* in place (invariant 10) */
-    pager_map_count(p);
+    pager_map_count(p, pg->pgno);
     return SHALE_OK;
   }
   /* Past the map: the file may have grown since it was made (a checkpoint

@@ -198,7 +198,6 @@ struct Pager {
   int64_t map_len;      /* size last given to os_map (0 = none) */
   uint8_t *map;         /* fetched during a read transaction: the file's start */
   int64_t map_bytes;    /* bytes [0, map_bytes) of the file are read from map */
-  int64_t map_read;     /* bytes read from the map not yet reported (os_map_read) */
 
   /* The application's page cache (pager_cache.c invariant 9). */
   PagerCacheMethods app; /* app.fetch NULL: the built-in cache */
@@ -260,9 +259,9 @@ void pager_cache_discard(Pager *, PgPage *);
 void pager_cache_app_reset(Pager *);
 void pager_cache_free_all(Pager *); /* frees every page, referenced or not */
 PgPage *pager_cache_find(Pager *, uint32_t pgno);
-/* A page was read from the map: counted, and reported to the OS layer every
- * OS_MAP_NOTE bytes (invariant 7 of pager_cache.c). */
-void pager_map_count(Pager *);
+/* Page pgno was read from the map: counted, and reported to the OS layer
+ * (invariant 7 of pager_cache.c). */
+void pager_map_count(Pager *, uint32_t pgno);
 /* Obtain a page struct for pgno (not yet in the cache), evicting or spilling
  * if over budget. The page comes back unlinked with nref 0 -- or, with
  * PAGER_CACHE_KEPT, as pager_cache_app_kept gives it: the application's

@@ -189,7 +189,6 @@ struct Wal {
   int64_t map_len;     /* bytes last given to os_map */
   int64_t wf_known;    /* the log's size at its last fstat (0 = unknown) */
   uint32_t map_mx;     /* mxFrame at the last map_begin (a drop: restart) */
-  int64_t map_read;    /* bytes read from the map not yet reported (os_map_read) */
   /* snapshots (invariant 9) */
   uint32_t snap_cap; /* while wal_begin_read_at: read marks above it do not fit */
   uint8_t snap_ckpt; /* this Wal holds CKPT shared for a snapshot */
@@ -833,11 +832,7 @@ int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
   int64_t off = WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size) + FRAME_HDRSIZE;
   if (frame <= w->map_frames) {
     memcpy(buf, w->map + off, w->page_size);
-    w->map_read += w->page_size;
-    if (w->map_read >= OS_MAP_NOTE) { /* a bounded resident set, as the pager's map */
-      os_map_read(w->wf, w->map_read);
-      w->map_read = 0;
-    }
+    os_map_read(w->wf, off, (int)w->page_size); /* a bounded resident set, as the pager's map */
     return SHALE_OK;
   }
   int rc = os_read(w->wf, buf, (int)w->page_size, off);
