@@ -521,6 +521,54 @@ TEST(fts5_levels_automerge) { shale_levels(""); }
 TEST(fts5_levels_automerge_2) { shale_levels("INSERT INTO f(f, rank) VALUES('automerge', 2)"); }
 TEST(fts5_levels_crisismerge) { shale_levels("INSERT INTO f(f, rank) VALUES('automerge', 0)"); }
 
+/* 'hashsize' bounds the pending terms' heap: with a small one, Shale's
+ * big transactions (inserts, deletes, updates of rows flushed earlier in
+ * the same transaction) flush segment after segment and merge them; the
+ * setting persists (read back on the next open); SQLite finds the index
+ * valid and both answer alike. */
+TEST(fts5_hashsize) {
+  int seeds = test_long() ? 8 : 2;
+  detail_opt = "";
+  for (int s = 0; s < seeds; s++) {
+    uint64_t rs = test_seed() * 4099 + (uint64_t)s * 7717 + 5;
+    char path[512], sql[512];
+    int ncol;
+    shale *db = shale_fresh("hs.db", &rs, path, sql, &ncol);
+    exec_shale(db, s % 2 ? "INSERT INTO f(f, rank) VALUES('hashsize', '3000')"
+                         : "INSERT INTO f(f, rank) VALUES('hashsize', 6000)");
+    int64_t next = 0;
+    write_docs(db, ex_shale, &rs, ncol, 1, 120, &next);
+    close_shale(db);
+    int nl, ns;
+    free(structure_text(path, &nl, &ns));
+    if (ns < 3) test_fail(__FILE__, __LINE__, "one transaction left %d segments", ns);
+    CHECK_OK(shale_open(path, &db));
+    write_docs(db, ex_shale, &rs, ncol, 2, 120, &next);
+    close_shale(db);
+    int nl2, ns2;
+    free(structure_text(path, &nl2, &ns2));
+    if (ns2 + nl2 < 3) test_fail(__FILE__, __LINE__, "after reopening: %d levels", nl2);
+    if (check_sqlite_integrity(path) || compare_queries(path, &rs, 120, ncol)) {
+      fprintf(stderr, "seed %d: %s\n", s, sql);
+      break;
+    }
+    check_shale_integrity(path);
+  }
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  exec_shale(db, "CREATE VIRTUAL TABLE f USING fts5(a)");
+  const char *bad[] = {"0", "-5", "'abc'", "1.5", "NULL"};
+  for (int i = 0; i < 5; i++) {
+    char q[128];
+    snprintf(q, sizeof q, "INSERT INTO f(f, rank) VALUES('hashsize', %s)", bad[i]);
+    char *err = NULL;
+    CHECK(shale_exec(db, q, NULL, NULL, &err) == SHALE_ERROR);
+    CHECK_STR(err ? err : "", "SQL logic error");
+    shale_free(err);
+  }
+  close_shale(db);
+}
+
 TEST(fts5_shale_writes) { shale_writes("", 0); }
 TEST(fts5_detail_column_shale_writes) { shale_writes(", detail=column", 11); }
 TEST(fts5_detail_none_shale_writes) { shale_writes(", detail=none", 23); }

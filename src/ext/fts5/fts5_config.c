@@ -242,6 +242,7 @@ int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const c
   c->automerge = 4;
   c->crisismerge = 16;
   c->usermerge = 4;
+  c->hashsize = FTS5_DEFAULT_HASHSIZE;
   c->zdb = util_mprintf("%s", argc > 1 ? argv[1] : "main");
   c->zname = util_mprintf("%s", argc > 2 ? argv[2] : "");
   if (!c->zdb || !c->zname) return SHALE_NOMEM;

@@ -48,6 +48,11 @@
  *     list, and for detail=none the byte 0x02 (one position) when the row
  *     is present, nothing for a plain delete. Only segments hold
  *     detail=none's own flags (see fts5_int.h).
+ *  5. pending_bytes is the heap the pending terms hold (each PTerm and the
+ *     capacity of its two buffers); a row begun above the table's
+ *     hashsize (FTS5_DEFAULT_HASHSIZE, or the 'hashsize' setting) flushes
+ *     them first, so a large transaction's memory stays bounded, as
+ *     SQLite's does at its hash size.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -91,8 +96,8 @@ struct Fts5Index {
   PTerm **hash; /* kept, emptied, between flushes */
   PTerm *terms; /* every pending term, the newest first */
   int nhash, nterm;
-  int64_t pending_bytes;
-  int64_t row; /* row being written */
+  int64_t pending_bytes; /* heap the pending terms hold (invariant 5) */
+  int64_t row;           /* row being written */
   int row_del;
   int have_row;
   shale_stmt *read, *write, *del_range, *idx_ins, *idx_del, *idx_seek;
@@ -581,6 +586,7 @@ static PTerm *pending_term(Fts5Index *x, int *rc, const char *t, int n) {
   e->older = x->terms;
   x->terms = e;
   x->nterm++;
+  x->pending_bytes += (int64_t)(sizeof(PTerm) + (size_t)n + 1);
   return e;
 }
 
@@ -600,7 +606,7 @@ int fts5_index_begin_row(Fts5Index *x, int64_t rowid, int is_delete) {
   int rc = SHALE_OK;
   if (x->have_row && (rowid < x->row || (rowid == x->row && !x->row_del)))
     rc = fts5_index_flush(x); /* invariant 1 */
-  else if (x->pending_bytes > 4 * 1024 * 1024)
+  else if (x->pending_bytes > x->c->hashsize)
     rc = fts5_index_flush(x);
   x->row = rowid;
   x->row_del = is_delete;
@@ -608,11 +614,9 @@ int fts5_index_begin_row(Fts5Index *x, int64_t rowid, int is_delete) {
   return rc;
 }
 
-static int pending_add(Fts5Index *x, int col, int pos, const char *t, int n) {
-  int rc = SHALE_OK;
-  PTerm *e = pending_term(x, &rc, t, n);
-  if (!e) return rc;
-  if (e->open && e->rowid != x->row) pterm_close(&rc, e);
+/* Add (col, pos) of row x->row to pending term e (*rc set on failure). */
+static void pending_put(Fts5Index *x, PTerm *e, int col, int pos, int *rc) {
+  if (e->open && e->rowid != x->row) pterm_close(rc, e);
   int detail = x->c->detail;
   if (!e->open) {
     e->open = 1;
@@ -624,29 +628,36 @@ static int pending_add(Fts5Index *x, int col, int pos, const char *t, int n) {
   }
   if (x->row_del) {
     e->del = 1;
-    return rc;
+    return;
   }
   if (detail == FTS5_DETAIL_NONE) { /* present: one pseudo position (invariant 4) */
-    if (!e->cur.n) fts5_buf_varint(&rc, &e->cur, 2);
-    return rc;
+    if (!e->cur.n) fts5_buf_varint(rc, &e->cur, 2);
+    return;
   }
   if (detail == FTS5_DETAIL_COLUMN) { /* each column once, as an offset */
     if (col != e->col) {
-      fts5_buf_varint(&rc, &e->cur, (uint64_t)(col - e->prev + 2));
+      fts5_buf_varint(rc, &e->cur, (uint64_t)(col - e->prev + 2));
       e->col = e->prev = col;
-      x->pending_bytes += 2;
     }
-    return rc;
+    return;
   }
   if (col != e->col) {
-    fts5_buf_varint(&rc, &e->cur, 1);
-    fts5_buf_varint(&rc, &e->cur, (uint64_t)col);
+    fts5_buf_varint(rc, &e->cur, 1);
+    fts5_buf_varint(rc, &e->cur, (uint64_t)col);
     e->col = col;
     e->prev = 0;
   }
-  fts5_buf_varint(&rc, &e->cur, (uint64_t)(pos - e->prev + 2));
+  fts5_buf_varint(rc, &e->cur, (uint64_t)(pos - e->prev + 2));
   e->prev = pos;
-  x->pending_bytes += 4;
+}
+
+static int pending_add(Fts5Index *x, int col, int pos, const char *t, int n) {
+  int rc = SHALE_OK;
+  PTerm *e = pending_term(x, &rc, t, n);
+  if (!e) return rc;
+  int64_t had = (int64_t)e->dl.cap + e->cur.cap;
+  pending_put(x, e, col, pos, &rc);
+  x->pending_bytes += (int64_t)e->dl.cap + e->cur.cap - had;
   return rc;
 }
 

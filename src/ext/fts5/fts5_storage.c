@@ -652,6 +652,9 @@ int fts5_storage_config_set(Fts5Table *t, const char *key, shale_value *v) {
     t->c.crisismerge = iv;
   } else if (!strcmp(key, "usermerge")) {
     t->c.usermerge = iv;
+  } else if (!strcmp(key, "hashsize")) { /* SQLite's: a positive integer */
+    if (!v || shale_value_numeric_type(v) != SHALE_INTEGER || iv <= 0) return SHALE_ERROR;
+    t->c.hashsize = iv;
   } else {
     return SHALE_ERROR;
   }
@@ -686,6 +689,8 @@ int fts5_storage_config_load(Fts5Table *t) {
       t->c.crisismerge = v;
     else if (!strcmp(k, "usermerge"))
       t->c.usermerge = v;
+    else if (!strcmp(k, "hashsize") && v > 0)
+      t->c.hashsize = v;
   }
   rc = shale_finalize(st);
   if (rc == SHALE_OK && nomem) rc = SHALE_NOMEM;
