@@ -10,7 +10,9 @@
  * all in the Parse arena.
  *
  * Invariants:
- *  1. Rows leave a core through emit_output only: DISTINCT check, then either
+ *  1. Rows leave a core through emit_output only: DISTINCT check (a
+ *     temporary table, or the row before when the loops deliver the result
+ *     list in order), then either
  *     the ORDER BY sorter (key columns, a sequence number, then the result
  *     columns) or emit_dest (OFFSET skip, the destination, LIMIT count).
  *  2. LIMIT/OFFSET registers are evaluated once per run of the SELECT
@@ -959,7 +961,15 @@ static int nulls_key_of(const SqlExprItem *t) { return sort_nulls_key(t->sort, t
 void compile_sel_emit_output(Parse *p, OutCtx *oc, int regs) {
   int skip = emit_label(p);
   int n = oc->ncol;
-  if (oc->distinct_cur >= 0 && oc->distinct_hash) {
+  if (oc->distinct_first) {
+    int diff = emit_label(p);
+    emit(p, OP_If, oc->distinct_first, diff, 0);
+    vm_builder_add_p4(&p->b, OP_Compare, oc->distinct_prev, regs, 0, P4_KEYINFO, oc->distinct_ki);
+    emit(p, OP_Jump, diff, skip, diff);
+    emit_resolve(p, diff);
+    emit(p, OP_Integer, 0, oc->distinct_first, 0);
+    emit(p, OP_Copy, regs, oc->distinct_prev, n - 1);
+  } else if (oc->distinct_cur >= 0 && oc->distinct_hash) {
     emit(p, OP_HashSetAdd, oc->distinct_cur, skip, regs);
   } else if (oc->distinct_cur >= 0) {
     int r = emit_regs(p, 1);
@@ -1262,6 +1272,7 @@ int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *o
 static int plain_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int distinct,
                             Loop *l) {
   int flags = (distinct ? WHERE_DISTINCT : 0) | (ob ? WHERE_ORDER_PREFIX : 0);
+  if (distinct && ob == info->result) flags = WHERE_DISTINCT | WHERE_GROUPBY;
   if (!info->src || info->src->n == 0) return compile_sel_loop_begin(p, info, s, ob, flags, l);
   l->w = NULL;
   l->skip = 0;
@@ -1345,6 +1356,13 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
    * collations alone then decide which rows are equal. */
   int distinct = s->distinct == 1 && oc.dest->kind != SD_EXISTS && oc.dest->kind != SD_UNION &&
                  oc.dest->kind != SD_EXCEPT && !distinct_redundant(p, s, info);
+  /* SQLite plans a DISTINCT without ORDER BY for its result list in any
+   * order and direction (WHERE_DISTINCTBY): when the loops deliver it, each
+   * row is compared with the one before (no temporary b-tree) */
+  int by_result = distinct && s->kind != SQL_SEL_VALUES && !info->is_agg &&
+                  !compile_window_in_core(s) && info->src && info->src->n > 0 &&
+                  !(oc.sorter_cur >= 0 && oc0->order_owner == s);
+  int open_at = -1, open_end = -1;
   if (distinct) {
     /* this core's own collations (not the compound's) */
     const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
@@ -1352,6 +1370,13 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
     for (int i = 0; i < oc.ncol && i < info->result->n; i++)
       coll[i] = compile_sel_coll_of(p, info->result->a[i].expr);
     KeyInfo *ki = compile_parse_keyinfo(p, oc.ncol, coll, NULL);
+    if (by_result) {
+      oc.distinct_ki = ki;
+      oc.distinct_first = emit_regs(p, 1);
+      oc.distinct_prev = emit_regs(p, oc.ncol);
+      emit(p, OP_Integer, 1, oc.distinct_first, 0);
+    }
+    open_at = emit_addr(p);
     oc.distinct_cur = emit_cursor(p);
     /* the rows seen only need membership: a hash set when it can hash them */
     oc.distinct_hash = 1;
@@ -1361,6 +1386,7 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
       vm_builder_add_p4(&p->b, OP_HashAggOpen, oc.distinct_cur, 0, 0, P4_KEYINFO, ki);
     else
       vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
+    open_end = emit_addr(p);
   }
   if (s->kind == SQL_SEL_VALUES) {
     if (s->cols && s->cols->n == 1)
@@ -1380,8 +1406,15 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   Loop loop;
   SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
   if (wc ? win_loop_begin(p, info, s, wc, distinct ? WHERE_DISTINCT : 0, &loop)
-         : plain_loop_begin(p, info, s, ob, distinct, &loop))
+         : plain_loop_begin(p, info, s, by_result ? info->result : ob, distinct, &loop))
     return;
+  if (by_result && loop.w && compile_where_order_satisfied(loop.w) && !parse_failed(p) &&
+      !p->b.rc) {
+    for (int a = open_at; a < open_end; a++) p->b.prog->ops[a].op = OP_Noop;
+    oc.distinct_cur = -1;
+  } else {
+    oc.distinct_first = 0; /* (its registers stay unused) */
+  }
   if (ob && loop.w && compile_where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;

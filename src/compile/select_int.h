@@ -217,6 +217,12 @@ typedef struct OutCtx {
   int end_label;             /* LIMIT reached / first row of SD_MEM, SD_EXISTS */
   int distinct_cur;          /* -1: none */
   int distinct_hash;         /* distinct_cur is a hash set (HashSetAdd), not an index */
+  /* DISTINCT over rows the loops deliver in result order (SQLite's
+   * WHERE_DISTINCT_ORDERED; distinct_cur -1): a row equal to the one before
+   * (distinct_prev, ncol registers; distinct_first 1 until a first row, 0:
+   * none) is skipped, compared under distinct_ki */
+  int distinct_prev, distinct_first;
+  KeyInfo *distinct_ki;
   /* ORDER BY sorter (sorter_cur -1: none) */
   int sorter_cur;
   SqlExprList *order_by;
