@@ -96,7 +96,8 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
  * the process still holds, or (linger_ok) let the last hold of one linger.
  * Returns 0 if the request needs os_shm_lock_apply under the mutex, 1 if it
  * was done, OS_SHM_FAST_LINGER if it was done and a lock now lingers (the
- * caller makes sure the keeper sees it). */
+ * caller makes sure the keeper sees it), SHALE_BUSY (5) for an exclusive
+ * request on a slot another connection of the process holds. */
 #define OS_SHM_FAST_LINGER 2
 int os_shm_lock_fast(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags);
 

@@ -262,6 +262,18 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
 }
 
 int os_shm_lock_fast(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags) {
+  if ((flags & OS_SHM_EXCLUSIVE) && !(flags & OS_SHM_UNLOCK) && ofst >= 0 && n >= 1 &&
+      ofst + n <= OS_SHM_NLOCK) {
+    /* held by another connection of the process: BUSY as the slow path
+     * would say (readers after each commit try every read mark) */
+    for (int i = ofst; i < ofst + n; i++) {
+      uint8_t b = (uint8_t)(1u << i);
+      uint32_t v = atomic_load(&s->slot[i]);
+      if (((v & OS_SLOT_EXCL) && !(*my_ex & b)) || slot_count(v) > ((*my_sh & b) ? 1u : 0u))
+        return busy_here();
+    }
+    return 0;
+  }
   if (n != 1 || ofst < 0 || ofst >= OS_SHM_NLOCK || !(flags & OS_SHM_SHARED)) return 0;
   uint8_t b = (uint8_t)(1u << ofst);
   _Atomic uint32_t *w = &s->slot[ofst];

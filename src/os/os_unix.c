@@ -482,6 +482,7 @@ static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
     /* a slot the process already holds: no unix_mu (os_shm_lock_fast);
      * f's shm node stays while f is attached, and only f detaches it */
     int r = os_shm_lock_fast(&f->inode->shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags);
+    if (r == SHALE_BUSY) return r;
     if (r == 1 || (r == OS_SHM_FAST_LINGER && keeper_state == 1)) return SHALE_OK;
     if (r == OS_SHM_FAST_LINGER) {
       pthread_mutex_lock(&unix_mu);
