@@ -131,6 +131,17 @@ static int busy_here(void) {
 
 static uint32_t slot_count(uint32_t v) { return v & OS_SLOT_COUNT; }
 
+/* Whether another connection of the process holds one of the slots
+ * [ofst, ofst+n) (exclusive, or shared beyond the caller's own hold). */
+static int others_hold(OsShmLocks *s, uint8_t my_sh, uint8_t my_ex, int ofst, int n) {
+  for (int i = ofst; i < ofst + n; i++) {
+    uint8_t b = (uint8_t)(1u << i);
+    uint32_t v = atomic_load(&s->slot[i]);
+    if (((v & OS_SLOT_EXCL) && !(my_ex & b)) || slot_count(v) > ((my_sh & b) ? 1u : 0u)) return 1;
+  }
+  return 0;
+}
+
 /* Drop the connection's shared hold of slot i (a caller of
  * os_shm_lock_apply, under the VFS mutex). */
 static int shared_release(OsShmLocks *s, int i, OsRawLock raw, void *ctx) {
@@ -239,12 +250,7 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
   }
 
   /* exclusive: nobody else in this process may hold any of the slots */
-  for (int i = ofst; i < ofst + n; i++) {
-    uint8_t b = (uint8_t)(1u << i);
-    uint32_t v = atomic_load(&s->slot[i]);
-    if ((v & OS_SLOT_EXCL) && !(*my_ex & b)) return busy_here();
-    if (slot_count(v) > ((*my_sh & b) ? 1u : 0u)) return busy_here();
-  }
+  if (others_hold(s, *my_sh, *my_ex, ofst, n)) return busy_here();
   if ((*my_ex & mask) == mask) return SHALE_OK;
   uint8_t claim = (uint8_t)(mask & ~*my_ex);
   rc = excl_claim(s, claim, *my_sh);
@@ -266,13 +272,7 @@ int os_shm_lock_fast(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, in
       ofst + n <= OS_SHM_NLOCK) {
     /* held by another connection of the process: BUSY as the slow path
      * would say (readers after each commit try every read mark) */
-    for (int i = ofst; i < ofst + n; i++) {
-      uint8_t b = (uint8_t)(1u << i);
-      uint32_t v = atomic_load(&s->slot[i]);
-      if (((v & OS_SLOT_EXCL) && !(*my_ex & b)) || slot_count(v) > ((*my_sh & b) ? 1u : 0u))
-        return busy_here();
-    }
-    return 0;
+    return others_hold(s, *my_sh, *my_ex, ofst, n) ? busy_here() : 0;
   }
   if (n != 1 || ofst < 0 || ofst >= OS_SHM_NLOCK || !(flags & OS_SHM_SHARED)) return 0;
   uint8_t b = (uint8_t)(1u << ofst);
