@@ -1941,6 +1941,46 @@ static void propagate_constants(Planner *pl) {
   }
 }
 
+/* SQLite's whereShortCut: the loop over one plain rowid table (not virtual,
+ * not a subquery, no INDEXED BY or NOT INDEXED) whose WHERE has a term
+ * `rowid = v` or `rowid IS v` (v reading no column of it) is that rowid
+ * lookup, planned without weighing any other path: it finds one row at
+ * most, and SQLite chooses it whatever its other paths cost. The term is
+ * the one best_path would take (the first rowid equality); when that is an
+ * IN the solver weighs the paths. 1 when out holds the plan. */
+static int shortcut(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
+  const PlanItem *it = &pl->items[0];
+  const Table *tab = it->tab;
+  if (pl->nitem != 1 || !tab || it->is_sub || it->nvpath || tab->vtab_module ||
+      tab->without_rowid || it->indexed_by || it->not_indexed)
+    return 0;
+  int k = 0;
+  for (; k < pl->nterm; k++) {
+    const PlanTerm *t = &pl->terms[k];
+    if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_IN))) continue;
+    if (term_usable(pl, t, 0, 0) && plan_index_col_ok(t, tab, NULL, 0)) break;
+  }
+  if (k == pl->nterm || pl->terms[k].op == PLAN_OP_IN) return 0;
+  out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel));
+  if (!out->levels) return pl->rc = SHALE_NOMEM, 1;
+  PlanLevel c, best;
+  memset(&c, 0, sizeof c);
+  c.lo = c.hi = -1;
+  c.kind = PLAN_ROWID_EQ;
+  c.neq = 1;
+  c.eq[0] = k;
+  PlanLogEst N = item_est(it);
+  c.rrun = plan_logest_add(est_log(N), 16);
+  best.kind = -1;
+  int ord = 0;
+  consider(pl, &c, N, 0, ob, groupby, 1, &best, &ord);
+  out->levels[0] = best;
+  out->order_ok = (uint8_t)ord;
+  out->cost = step_cost(pl, &best, 0, 0, 0, &out->rows);
+  finish_order(pl, out, ob, groupby);
+  return 1;
+}
+
 int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   memset(out, 0, sizeof *out);
   if (pl->rc) return pl->rc;
@@ -1957,6 +1997,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   add_equiv_terms(pl);
   if (pl->rc) return pl->rc;
   pl->sort_rows = -1;
+  if (shortcut(pl, order_by, groupby, out)) return pl->rc;
   if (order_by) {
     /* as SQLite's two solver passes: the rows of the best plan without
      * the order are the rows whose sort the second pass weighs */

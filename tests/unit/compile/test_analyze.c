@@ -499,3 +499,58 @@ TEST(eqp_schema_qualified_names) {
   SAME_EQP(&p, "SELECT name FROM MAIN.sqlite_master");
   pair_close(&p);
 }
+
+/* A single rowid table with a `rowid = v` / `rowid IS v` term is planned as
+ * that lookup without the solver (SQLite's whereShortCut): the plan and the
+ * rows are SQLite's also where another path ties or looks cheaper (a
+ * covering UNIQUE index, statistics of a one-row table), with ORDER BY,
+ * DISTINCT, GROUP BY and in DML; an IN term, INDEXED BY, NOT INDEXED, a
+ * value reading the table itself and joins go through the solver. */
+TEST(plan_rowid_shortcut) {
+  Pair p;
+  pair_open(&p, "shortcut");
+  both(&p,
+       "CREATE TABLE t(id INTEGER PRIMARY KEY, u UNIQUE, v, w);"
+       "CREATE INDEX t_uv ON t(u, v); CREATE INDEX t_w ON t(w);"
+       "CREATE TABLE one(id INTEGER PRIMARY KEY, x UNIQUE);"
+       "CREATE TABLE s(k, l); CREATE VIEW tv AS SELECT id, v FROM t;"
+       "INSERT INTO t VALUES(1, 10, 'a', 5), (2, 20, 'b', 5), (3, NULL, 'c', NULL), (4, 40, NULL, "
+       "7);"
+       "INSERT INTO one VALUES(1, 1); INSERT INTO s VALUES(1, 2), (3, 4)");
+  static const char *const q[] = {
+      "SELECT * FROM t WHERE id = 2",
+      "SELECT v FROM t WHERE rowid = 3",
+      "SELECT v FROM t WHERE _rowid_ IS 4",
+      "SELECT u, v FROM t WHERE id = 1 AND u = 10",
+      "SELECT u FROM t WHERE u = 20 AND id = 2",
+      "SELECT * FROM t WHERE id = '2'",
+      "SELECT * FROM t WHERE id = 2.0",
+      "SELECT * FROM t WHERE id = NULL",
+      "SELECT * FROM t WHERE 2 = id AND w > 1",
+      "SELECT * FROM t WHERE id = 2 ORDER BY v DESC, w",
+      "SELECT DISTINCT w FROM t WHERE id = 1",
+      "SELECT w, count(*) FROM t WHERE id = 2 GROUP BY w",
+      "SELECT * FROM t WHERE id = (SELECT max(k) FROM s)",
+      "SELECT * FROM t WHERE id IN (1, 3)",
+      "SELECT * FROM t WHERE id IN (2) AND id = 2",
+      "SELECT * FROM t WHERE id = w - 3",
+      "SELECT * FROM t NOT INDEXED WHERE id = 2",
+      "SELECT * FROM t INDEXED BY t_uv WHERE id = 2 AND u = 20",
+      "SELECT * FROM t, s WHERE t.id = 2 AND s.k = t.id",
+      "SELECT * FROM s WHERE k = (SELECT v FROM t WHERE id = s.k)",
+      "SELECT * FROM tv WHERE id = 2",
+      "SELECT x FROM one WHERE id = 1 AND x = 1",
+      "UPDATE t SET v = v || 'x' WHERE id = 2",
+      "DELETE FROM t WHERE rowid = 3 AND v = 'c'",
+  };
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+      SAME_EQP(&p, q[i]);
+      if (strncmp(q[i], "SELECT", 6) == 0) SAME(&p, q[i]);
+    }
+    both(&p, "ANALYZE"); /* then with statistics: one has a single row */
+  }
+  both(&p, "UPDATE t SET v = v || 'x' WHERE id = 2; DELETE FROM t WHERE rowid = 3 AND v = 'c'");
+  SAME(&p, "SELECT * FROM t ORDER BY id");
+  pair_close(&p);
+}
