@@ -310,6 +310,10 @@ struct SrcList {
 SrcList *compile_src_from_ast(Parse *, const SqlSrcList *from, NameCtx *outer);
 /* A one-table list for UPDATE/DELETE/INSERT/triggers (compile_select.c). */
 SrcList *compile_src_single(Parse *, Table *tab, const char *alias);
+/* Put the INDEXED BY / NOT INDEXED of a one-table DML's target a on s's item. */
+void compile_src_index_hint(SrcList *s, const SqlSrcItem *a);
+/* 0 after "no such index: X" when INDEXED BY name (NULL: none) names no index of tab. */
+int compile_src_indexed_by_ok(Parse *, const Table *tab, const char *name);
 /* Turn NATURAL and USING into ON terms, after resolution set up names
  * (compile_select.c). */
 int compile_src_resolve_joins(Parse *, SrcList *);

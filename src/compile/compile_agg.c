@@ -520,8 +520,9 @@ static SqlExpr *simple_count(const SqlSelect *s, const SelInfo *info, const WinC
   if (wc || s->where || s->group_by || s->having || !info->src || info->src->n != 1) return NULL;
   if (!info->result || info->result->n != 1) return NULL;
   const SrcItem *it = &info->src->a[0];
-  if (it->kind != SRC_TABLE || !it->tab || it->tab->vtab || it->tab->vtab_module || it->indexed_by)
-    return NULL;
+  /* INDEXED BY does not pick the index counted (SQLite 3.40 counts its
+   * narrowest all the same) */
+  if (it->kind != SRC_TABLE || !it->tab || it->tab->vtab || it->tab->vtab_module) return NULL;
   SqlExpr *e = info->result->a[0].expr;
   if (!e || e->op != SQL_E_FUNC || e->agg != 1 || e->depth != 0 || e->over || e->filter ||
       (e->flags & SQL_EF_DISTINCT) || (e->list && e->list->n) || !e->func ||
@@ -591,7 +592,8 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   having_to_where(p, s, info);
   SqlExpr *count = simple_count(s, info, wc);
   if (count) {
-    simple_count_code(p, s, info, oc, count);
+    if (compile_src_indexed_by_ok(p, info->src->a[0].tab, info->src->a[0].indexed_by))
+      simple_count_code(p, s, info, oc, count);
     return;
   }
   AggInfo *ai = compile_parse_alloc(p, sizeof *ai);

@@ -44,6 +44,20 @@ SrcList *compile_src_single(Parse *p, Table *tab, const char *alias) {
   return s;
 }
 
+int compile_src_indexed_by_ok(Parse *p, const Table *tab, const char *name) {
+  if (!name) return 1;
+  const Index *x = tab->indexes;
+  while (x && util_stricmp(x->name, name) != 0) x = x->next;
+  if (x) return 1;
+  compile_parse_error(p, "no such index: %s", name);
+  return 0;
+}
+
+void compile_src_index_hint(SrcList *s, const SqlSrcItem *a) {
+  s->a[0].indexed_by = a->indexed_by;
+  s->a[0].not_indexed = a->not_indexed;
+}
+
 static int count_items(const SqlSrcList *from) {
   int n = 0;
   for (int i = 0; from && i < from->n; i++)

@@ -317,6 +317,7 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
     src = compile_dml_update_from(p, tab, u->table, u->from, &nc);
   } else {
     src = compile_src_single(p, tab, u->table->alias);
+    if (src) compile_src_index_hint(src, u->table);
   }
   if (!src) return 1;
   nc.src = src;
@@ -627,7 +628,7 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
     return compile_dml_view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where,
                                 compile_dml_stmt_oe_of(p, 0));
   if (tab && tab->vtab) return compile_vtab_delete_stmt(p, d, tab);
-  if (!tab || parse_failed(p)) return 1;
+  if (!tab || parse_failed(p) || !compile_src_indexed_by_ok(p, tab, d->table->indexed_by)) return 1;
   int before = compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
   int fk = compile_fk_required(p, tab, NULL, 0);
@@ -641,6 +642,7 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
     return parse_failed(p);
   }
   SrcList *src = compile_src_single(p, tab, d->table->alias);
+  if (src) compile_src_index_hint(src, d->table);
   if (!src) return 1;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);

@@ -1155,14 +1155,8 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
      * terms restrict it, and it stays after the items on its left */
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
     if (co_first && i > 0) pi->after |= 1; /* the co-routine stays outermost */
-    if (it->indexed_by && it->kind == SRC_TABLE) {
-      const Index *x = it->tab->indexes;
-      while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;
-      if (!x) {
-        compile_parse_error(p, "no such index: %s", it->indexed_by);
-        return NULL;
-      }
-    }
+    if (it->kind == SRC_TABLE && !compile_src_indexed_by_ok(p, it->tab, it->indexed_by))
+      return NULL;
   }
   PlanHooks hooks = {hc, hook_mask, hook_is_constant, hook_term_info, hook_coll_name};
   plan_init(&w->pl, &p->arena, &hooks, n, w->items);
@@ -1202,6 +1196,8 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   if (rc) {
     if (rc == SHALE_NOMEM)
       compile_parse_nomem(p);
+    else if (w->pl.no_solution)
+      compile_parse_error(p, "no query solution");
     else
       compile_parse_error_code(p, rc, "query planner failed");
     return NULL;

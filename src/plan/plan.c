@@ -1415,7 +1415,10 @@ static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer
     c.is_pk = 1;
     c.rrun = (PlanLogEst)(N + 1 + (15 * index_width(tab, tab->pk_index)) / st);
   }
-  if (!sub && !pk_scan_later) consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
+  /* INDEXED BY: the named index's paths only (SQLite's probe list holds it
+   * alone), a full scan of it included */
+  if (!sub && !pk_scan_later && !it->indexed_by)
+    consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
   if (!tab) return;
   if (it->is_sub) {
     if (it->auto_ok) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
@@ -1518,15 +1521,17 @@ static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer
     c.hi = hi;
     int si = index_width(tab, idx);
     if (c.neq == 0 && lo < 0 && hi < 0) {
-      /* a full index scan: for order, or because it covers and its rows
-       * are narrower than the table's (SQLite's rule); each entry costs
-       * 1 + 15 * szIdx / szTab, 16 more for the table row when the index
-       * does not cover */
+      /* a full index scan (SQLite's rule): for order, of a WITHOUT ROWID
+       * table, a partial index or the INDEXED BY one, or because it covers
+       * and its rows are narrower than the table's; each entry costs 1 +
+       * 15 * szIdx / szTab, 16 more for the table row when the index does
+       * not cover */
       c.kind = PLAN_SCAN;
       c.nout = rsize;
       if (sub) continue;
-      int narrow = si < st || tab->without_rowid || idx->where || it->indexed_by;
-      if (!is_pk && !(cov && narrow) && !(outer && ob)) continue;
+      if (!is_pk && !(outer && ob) && !tab->without_rowid && !idx->where && !it->indexed_by &&
+          !(cov && si < st))
+        continue;
       c.rrun = (PlanLogEst)(rsize + 1 + (15 * si) / st);
       if (!cov) c.rrun = plan_logest_add(c.rrun, (PlanLogEst)(rsize + 16));
       index_candidate(pl, &c, cov, rsize, seen, &nseen, outer_rows, ob, groupby, outer, best,
@@ -1591,6 +1596,13 @@ static PlanLogEst step_cost(const Planner *pl, const PlanLevel *L, int depth, Pl
 static int same_path(const PlanLevel *a, const PlanLevel *b) {
   return a->kind == b->kind && a->idx == b->idx && a->neq == b->neq && a->lo == b->lo &&
          a->hi == b->hi;
+}
+
+/* No path for an item (an INDEXED BY index that cannot answer): SQLite's
+ * "no query solution". */
+static int no_solution(Planner *pl) {
+  pl->no_solution = 1;
+  return pl->rc = SHALE_ERROR;
 }
 
 /* ---- the solver (SQLite's wherePathSolver) ----
@@ -1726,7 +1738,7 @@ static int solve(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
       }
     }
     if (pl->rc) return pl->rc;
-    if (v.nto == 0) return pl->rc = SHALE_INTERNAL;
+    if (v.nto == 0) return no_solution(pl);
     SolvePath *t = from;
     from = to;
     to = t;
@@ -1761,6 +1773,7 @@ static int choose_pass(Planner *pl, SqlExprList *order_by, int flags, int groupb
       if (pick < 0) return pl->rc = SHALE_INTERNAL;
       best_path(pl, pick, placed, rows, d == 0 ? order_by : NULL, groupby, d == 0, &out->levels[d],
                 &ord);
+      if (out->levels[d].kind < 0) return no_solution(pl);
       if (d == 0) out->order_ok = (uint8_t)ord;
       placed |= bit(pick);
       cost = step_cost(pl, &out->levels[d], d, rows, cost, &rows);

@@ -180,7 +180,8 @@ typedef struct Planner {
   SqlExprList *chain_ob;
   int chain_k;
   uint64_t chain_settled;
-  int rc; /* SHALE_NOMEM after an allocation failed */
+  int rc;              /* SHALE_NOMEM after an allocation failed */
+  uint8_t no_solution; /* rc SHALE_ERROR: an item has no access path (INDEXED BY) */
 } Planner;
 
 /* The chosen loops, outermost first. */

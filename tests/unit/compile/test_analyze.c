@@ -500,6 +500,18 @@ TEST(eqp_schema_qualified_names) {
   pair_close(&p);
 }
 
+/* Each statement's plan and rows (or error) on both, then again after
+ * ANALYZE. */
+static void plans_and_rows(Pair *p, const char *const *q, size_t n) {
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < n; i++) {
+      SAME_EQP(p, q[i]);
+      SAME(p, q[i]);
+    }
+    both(p, "ANALYZE");
+  }
+}
+
 /* A single rowid table with a `rowid = v` / `rowid IS v` term is planned as
  * that lookup without the solver (SQLite's whereShortCut): the plan and the
  * rows are SQLite's also where another path ties or looks cheaper (a
@@ -543,14 +555,52 @@ TEST(plan_rowid_shortcut) {
       "UPDATE t SET v = v || 'x' WHERE id = 2",
       "DELETE FROM t WHERE rowid = 3 AND v = 'c'",
   };
-  for (int pass = 0; pass < 2; pass++) {
-    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
-      SAME_EQP(&p, q[i]);
-      if (strncmp(q[i], "SELECT", 6) == 0) SAME(&p, q[i]);
-    }
-    both(&p, "ANALYZE"); /* then with statistics: one has a single row */
-  }
+  plans_and_rows(&p, q, sizeof q / sizeof *q); /* then with statistics: one has a single row */
   both(&p, "UPDATE t SET v = v || 'x' WHERE id = 2; DELETE FROM t WHERE rowid = 3 AND v = 'c'");
+  SAME(&p, "SELECT * FROM t ORDER BY id");
+  pair_close(&p);
+}
+
+/* INDEXED BY plans the named index alone, as SQLite: a full scan of it when
+ * no term can seek it (rows in its order, also when it does not cover), no
+ * table scan beside it (not even with statistics that make one cheaper),
+ * and "no query solution" when it cannot answer (a partial index whose
+ * WHERE the query does not imply); WITHOUT ROWID tables alike. */
+TEST(plan_indexed_by_alone) {
+  Pair p;
+  pair_open(&p, "indexed_by");
+  both(&p,
+       "CREATE TABLE t(id INTEGER PRIMARY KEY, u UNIQUE, v, w);"
+       "CREATE INDEX t_w ON t(w); CREATE INDEX t_p ON t(w) WHERE w > 0;"
+       "CREATE INDEX t_vd ON t(v DESC);"
+       "CREATE TABLE wr(a PRIMARY KEY, b, c) WITHOUT ROWID; CREATE INDEX wr_b ON wr(b);"
+       "INSERT INTO t VALUES(1, 10, 'd', 7), (2, 20, 'b', 5), (3, NULL, 'c', NULL),"
+       " (4, 40, NULL, 6), (5, 50, 'a', -1);"
+       "INSERT INTO wr VALUES(1, 'z', 1), (2, 'x', 2), (3, 'y', 3)");
+  static const char *const q[] = {
+      "SELECT * FROM t INDEXED BY t_w",
+      "SELECT id FROM t INDEXED BY t_vd",
+      "SELECT * FROM t INDEXED BY t_w WHERE u > 15",
+      "SELECT * FROM t INDEXED BY t_w WHERE id = 2",
+      "SELECT * FROM t INDEXED BY t_w WHERE w = 5",
+      "SELECT * FROM t INDEXED BY t_p WHERE w > 0",
+      "SELECT * FROM t INDEXED BY t_p WHERE w > 5",
+      "SELECT * FROM t INDEXED BY t_p",
+      "SELECT * FROM t INDEXED BY t_p WHERE w < 6",
+      "SELECT * FROM t AS x INDEXED BY t_w, t AS y WHERE x.id = y.id",
+      "SELECT * FROM wr INDEXED BY wr_b",
+      "SELECT * FROM wr INDEXED BY wr_b WHERE a = 2",
+      "SELECT count(*) FROM t INDEXED BY t_w",
+      "SELECT * FROM t INDEXED BY t_w ORDER BY id",
+      "UPDATE t INDEXED BY t_p SET v = 'q'",
+      "DELETE FROM t INDEXED BY t_p WHERE w < 6",
+      "UPDATE t INDEXED BY t_w SET v = v || '+' WHERE w = 5",
+      "DELETE FROM t INDEXED BY nosuch",
+      "UPDATE t INDEXED BY nosuch SET v = 1",
+      "SELECT count(*) FROM t INDEXED BY nosuch",
+      "SELECT count(*) FROM t NOT INDEXED",
+  };
+  plans_and_rows(&p, q, sizeof q / sizeof *q);
   SAME(&p, "SELECT * FROM t ORDER BY id");
   pair_close(&p);
 }
