@@ -1000,11 +1000,15 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
     if (ci.ovfl) return 0;
     if (ci.size == sz && ci.npayload == np && ci.payoff + np == ci.size) {
       /* same rowid and payload size: the cell header stays, only the
-       * payload is written over */
-      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
-      uint8_t *pay = pager_data(pg) + page_cell_off(pg, idx) + ci.payoff;
-      memcpy(pay, data, n);
-      if (nzero) memset(pay + n, 0, nzero);
+       * payload is written over -- unless it holds these bytes already (an
+       * UPDATE that changed no value): then the page is not written */
+      const uint8_t *old = pager_data(pg) + page_cell_off(pg, idx) + ci.payoff;
+      if (nzero || memcmp(old, data, n) != 0) {
+        if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+        uint8_t *pay = pager_data(pg) + page_cell_off(pg, idx) + ci.payoff;
+        memcpy(pay, data, n);
+        if (nzero) memset(pay + n, 0, nzero);
+      }
       c->novfl = 0;
       c->skip = 0;
       return 1; /* the cell's info (c->info) is unchanged */

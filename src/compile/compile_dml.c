@@ -421,6 +421,30 @@ static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlE
   if (exprs_out) *exprs_out = ex;
 }
 
+/* Partial index x's WHERE for the row (rowid, cols): jumps to *absent (a
+ * new label; *done another, for partial_null) when it is not true. 1 after
+ * an error. */
+static int partial_if_false(Writer *w, const Index *x, int rowid, int cols, int *absent,
+                            int *done) {
+  Parse *p = w->p;
+  SqlExpr *e = compile_dml_row_expr(p, w->tab, x->where, rowid, cols,
+                                    NC_IS_PARTIAL | NC_NO_SUBQUERY, "index expressions");
+  if (!e) return 1;
+  *absent = emit_label(p);
+  *done = emit_label(p);
+  compile_expr_if_false(p, e, *absent, 1);
+  return 0;
+}
+
+/* After the record rec of a partial index's key: where its WHERE was not
+ * true (partial_if_false's labels), rec is NULL instead. */
+static void partial_null(Parse *p, int absent, int done, int rec) {
+  emit(p, OP_Goto, 0, done, 0);
+  emit_resolve(p, absent);
+  emit(p, OP_Null, 0, rec, 0);
+  emit_resolve(p, done);
+}
+
 /* New key and record of every index for the row (rowid, cols); a partial
  * index whose WHERE fails gets a NULL record. */
 void compile_dml_build_new_keys(Writer *w, int rowid, int cols) {
@@ -429,14 +453,7 @@ void compile_dml_build_new_keys(Writer *w, int rowid, int cols) {
     Index *x = w->idx[i];
     int skip = 0, done = 0;
     if (compile_dml_kept(w, i)) continue;
-    if (x->where) {
-      SqlExpr *e = compile_dml_row_expr(p, w->tab, x->where, rowid, cols,
-                                        NC_IS_PARTIAL | NC_NO_SUBQUERY, "index expressions");
-      if (!e) return;
-      skip = emit_label(p);
-      done = emit_label(p);
-      compile_expr_if_false(p, e, skip, 1);
-    }
+    if (x->where && partial_if_false(w, x, rowid, cols, &skip, &done)) return;
     SqlExpr **ex = NULL;
     build_key_regs(w, i, rowid, cols, w->key[i], &ex);
     const char *aff = index_aff(p, x, ex);
@@ -445,13 +462,25 @@ void compile_dml_build_new_keys(Writer *w, int rowid, int cols) {
       emit(p, OP_MakeRecord, w->key[i], x->ncol, w->rec[i]);
     else
       vm_builder_add_text(&p->b, OP_MakeRecord, w->key[i], x->ncol, w->rec[i], aff, -1);
-    if (skip) {
-      emit(p, OP_Goto, 0, done, 0);
-      emit_resolve(p, skip);
-      emit(p, OP_Null, 0, w->rec[i], 0);
-      emit_resolve(p, done);
-    }
+    if (skip) partial_null(p, skip, done, w->rec[i]);
   }
+}
+
+/* Writer.same_keys: the record of index i's old key (registers okey[i],
+ * expressions ex from build_key_regs) into orec[i], with the key's
+ * affinities as the new key's record got them; NULL when the index is
+ * partial and its WHERE is false for the old row (rowid, cols). */
+static void old_key_record(Writer *w, int i, SqlExpr **ex, int rowid, int cols) {
+  Parse *p = w->p;
+  Index *x = w->idx[i];
+  if (!w->orec) w->orec = compile_parse_alloc(p, (size_t)w->nidx * sizeof *w->orec);
+  if (!w->orec) return;
+  const char *aff = index_aff(p, x, ex);
+  if (!aff) return;
+  int r = w->orec[i] = emit_regs(p, 1), absent = 0, done = 0;
+  if (x->where && partial_if_false(w, x, rowid, cols, &absent, &done)) return;
+  vm_builder_add_text(&p->b, OP_MakeRecord, w->okey[i], x->ncol, r, aff, -1);
+  if (absent) partial_null(p, absent, done, r);
 }
 
 /* Delete the index entries of the row (rowid, cols); WITHOUT ROWID: also
@@ -463,7 +492,10 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
     if ((x == w->tab->pk_index && !with_pk) || compile_dml_kept(w, i)) continue;
-    if (i != w->on_victim && i != w->on_scan) build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
+    if (i == w->on_victim || i == w->on_scan) continue;
+    SqlExpr **ex = NULL;
+    build_key_regs(w, i, rowid, cols, w->okey[i], &ex);
+    if (w->same_keys && x != w->tab->pk_index) old_key_record(w, i, ex, rowid, cols);
   }
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
@@ -472,6 +504,12 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
       emit(p, OP_Delete, w->cur[i], 0, 0); /* the cursor is on the entry */
       continue;
     }
+    int same = 0;
+    if (w->orec && w->orec[i]) {
+      same = emit_label(p);
+      if (x->where) emit(p, OP_IsNull, w->orec[i], same, 0); /* the old row had no entry */
+      emit(p, OP_Eq, w->rec[i], same, w->orec[i]);
+    }
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
     int row = x == w->tab->pk_index && w->tab->without_rowid;
@@ -479,6 +517,7 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
     /* with_pk: an UPDATE rewriting the row; the preupdate hook reports it
      * at the Insert of the new one (compile_dml_write_row) */
     if (row) vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISUPDATE);
+    if (same) emit_resolve(p, same);
   }
 }
 
@@ -755,6 +794,7 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
     int skip = emit_label(p);
     if (w->idx[i]->where)
       emit(p, OP_IsNull, w->rec[i], skip, 0); /* a partial index's NULL record */
+    if (w->orec && w->orec[i]) emit(p, OP_Eq, w->rec[i], skip, w->orec[i]); /* entry unchanged */
     if (w->keyregs)
       vm_builder_add_i4(&p->b, OP_IdxInsert, w->cur[i], w->rec[i], w->key[i], w->idx[i]->ncol);
     else

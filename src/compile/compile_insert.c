@@ -9,7 +9,11 @@
  * Invariants:
  *  1. Column affinity is applied to the new row (Affinity) before BEFORE
  *     triggers and constraint checks, so index keys, CHECK expressions and
- *     the record see the converted values (as SQLite does).
+ *     the record see the converted values (as SQLite does). When nothing
+ *     but the record reads them (no trigger, CHECK, STRICT, generated
+ *     column, index besides a WITHOUT ROWID table's PRIMARY KEY, foreign
+ *     key, UPSERT or RETURNING) the op is left out: the record's MakeRecord
+ *     applies the same affinities.
  *  2. INSERT ... SELECT inserts each row as the SELECT produces it, unless
  *     the SELECT's code opens the target table or one of its indexes, or the
  *     target has INSERT triggers or RETURNING: then every row is staged in
@@ -209,8 +213,20 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   }
   int before = compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE);
   int after = compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER);
-  vm_builder_add_text(&p->b, OP_Affinity, cols, tab->ncol, 0, ic->w.caff, tab->ncol);
-  ic->w.cols_aff = 1;
+  int secondary = 0; /* an index entry besides the row (each would apply them again) */
+  for (int i = 0; i < ic->w.nidx; i++) secondary |= ic->w.idx[i] != tab->pk_index;
+  if (!before && !after && !secondary && !ic->w.nup && !ic->ret.list &&
+      !compile_fk_required(p, tab, NULL, 0) && compile_dml_record_applies_affinity(&ic->w)) {
+    /* invariant 1's exception: only the record reads the values, and its
+     * MakeRecord applies the same affinities; a rowid value coded into its
+     * column's register is read by MustBeInt below */
+    if (ic->ipk >= 0 && tab->rowid_alias >= 0 && val_reg(ic, ic->ipk) == cols + tab->rowid_alias)
+      vm_builder_add_text(&p->b, OP_Affinity, cols + tab->rowid_alias, 1, 0,
+                          ic->w.caff + tab->rowid_alias, 1);
+  } else {
+    vm_builder_add_text(&p->b, OP_Affinity, cols, tab->ncol, 0, ic->w.caff, tab->ncol);
+    ic->w.cols_aff = 1;
+  }
   if (before) {
     if (ic->ipk >= 0) {
       int l = emit_label(p);

@@ -25,6 +25,20 @@
  *     but plain index keys and the record, invariant 1's Affinity op is left
  *     out: MakeRecord applies the same affinity to the key and record values
  *     (compile_dml_record_applies_affinity).
+ *  4. An index entry the update leaves byte for byte as it was (the new
+ *     key's record equals the old one's; a partial index: the old row had
+ *     an entry) is neither deleted nor inserted again (Writer.same_keys).
+ *     Only where nothing between the deletes and the inserts reads the
+ *     table's indexes or may have changed the row the old keys come from:
+ *     no BEFORE trigger, no REPLACE victim deleted through triggers or
+ *     foreign-key actions, no foreign key of the table to itself (the new
+ *     row's checks look in its indexes in between). UNIQUE checks run as
+ *     before; after the writes the indexes are the same either way.
+ *  5. BEFORE triggers may change the row being updated (SQLite leaves it
+ *     undefined but behaves so): after them the row is read again; the
+ *     columns the statement does not assign take its values, and the index
+ *     entries deleted are those of the row as it now is. OLD stays the row
+ *     before the triggers.
  */
 #include <stdio.h>
 #include <string.h>
@@ -276,6 +290,14 @@ SrcList *compile_dml_update_from(Parse *p, const Table *tab, const SqlSrcItem *t
     if (bad) return NULL;
   }
   return src;
+}
+
+/* 1 if a foreign key of tab names tab as its parent: its checks of the new
+ * row look in tab's own indexes (invariant 4). */
+static int fk_self_reference(const Table *tab) {
+  for (int k = 0; k < tab->nfk; k++)
+    if (util_stricmp(tab->fks[k].parent, tab->name) == 0) return 1;
+  return 0;
 }
 
 int compile_dml_update(Parse *p, const SqlStmt *s) {
@@ -565,10 +587,16 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   }
   w.keep = NULL;
   compile_dml_code_generated(p, tab, newrow, cols);
-  if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
+  int cur = old; /* the row as it is before the writes (invariant 5) */
+  if (before) {
     compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe,
                          next);
     compile_dml_reseek_row(p, &w, old, next);
+    cur = emit_regs(p, ncol + 1);
+    compile_dml_read_row(&w, cur);
+    for (int j = 0; j < ncol; j++)
+      if (!set[j] && j != tab->rowid_alias) emit(p, OP_SCopy, cur + 1 + j, cols + j, 0);
+    compile_dml_code_generated(p, tab, newrow, cols);
   }
   w.changed = changed;
   w.rowid_changed = rowid_expr != NULL;
@@ -581,7 +609,10 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
    * the old record, which the writes below may move */
   compile_dml_returning_row(p, &ret, newrow, cols);
   compile_dml_own_new_row(p, tab, cols);
-  compile_dml_delete_keys(&w, old, old + 1, 1);
+  /* invariant 4 */
+  w.same_keys = !before && !w.trigcnt && !(fk && fk_self_reference(tab));
+  compile_dml_delete_keys(&w, cur, cur + 1, 1);
+  w.same_keys = 0;
   if (rowid_expr && !tab->without_rowid) {
     int same = emit_label(p);
     emit(p, OP_Eq, old, same, newrow);

@@ -109,6 +109,17 @@ typedef struct Writer {
    * read from the table cursor's row straight into the key registers
    * (build_key_regs), not copied from a row read before. */
   int keys_from_row;
+  /* UPDATE: an index entry the update leaves byte for byte as it was is
+   * neither deleted nor written again. compile_dml_delete_keys builds the
+   * old key's record into orec[i] (NULL when a partial index's WHERE is
+   * false for the old row: no entry to delete) and skips the IdxDelete when
+   * it equals the new key's record w->rec[i] (a blob compare, so a NOCASE
+   * 'a' -> 'A' is still rewritten); compile_dml_write_row skips the
+   * IdxInsert then. Set by the caller around those two calls, only where
+   * nothing between them reads the index (compile_update.c invariant 4).
+   * orec: registers per index, allocated at the first use. */
+  int same_keys;
+  int *orec;
 } Writer;
 
 /* What an UPDATE or DELETE knows before it opens its Writer
