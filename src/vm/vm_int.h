@@ -35,6 +35,7 @@ typedef struct VmSortEnt {
  * from start to end. */
 typedef struct VmRunPos {
   int64_t start, end;
+  int file; /* the spill file holding it (VmSpill.file[file]) */
 } VmRunPos;
 
 /* A merge reader of one run, through its own buffer: rec points at the
@@ -47,7 +48,9 @@ typedef struct VmRun {
   int live; /* rec holds this run's current record */
   int run;  /* the run's number (ties go to the lower: a stable merge) */
   uint64_t key;
-  uint8_t *buf;
+  OsFile *f;    /* the spill file its run is in */
+  uint8_t *buf; /* bufcap bytes (vm_sort.c merge_block) */
+  uint32_t bufcap;
   int64_t boff;
   uint32_t blen;
   char *big;
@@ -57,8 +60,13 @@ typedef struct VmRun {
 /* Spill I/O goes in blocks of this many bytes (writes are gathered, each
  * run reads ahead), not one system call per record. */
 #define VM_SPILL_BLOCK (64u << 10)
-/* Runs merged at once (vm_sort.c invariant 2): 1 MiB of read buffers. */
-#define VM_MERGE_FANIN 16
+/* A merge's read buffers share VM_MERGE_BYTES (vm_sort.c invariant 2):
+ * each of its k runs reads VM_MERGE_BYTES / k bytes at a time, between
+ * VM_SPILL_MIN_BLOCK and VM_SPILL_BLOCK, so up to VM_MERGE_MAX runs (256)
+ * merge at once. */
+#define VM_MERGE_BYTES (1u << 20)
+#define VM_SPILL_MIN_BLOCK (4u << 10)
+#define VM_MERGE_MAX ((int)(VM_MERGE_BYTES / VM_SPILL_MIN_BLOCK))
 /* MakeRecord keeps the serial types of records up to this many columns on
  * the stack (record_size_types); wider ones compute them twice */
 #define VM_RECORD_TYPES 64
@@ -71,11 +79,11 @@ typedef struct VmSpill {
   uint32_t wlen;
   VmRunPos *runs;
   int nrun, caprun;
-  VmRun rd[VM_MERGE_FANIN]; /* the readers of the merge in progress */
-  int nrd, rfile;
-  int heap[VM_MERGE_FANIN]; /* the merge's loser tree (vm_sort.c): [0] the winner */
-  int nheap;                /* readers with a record */
-  int merging;              /* SorterSort started the final merge */
+  VmRun *rd; /* the readers of the merge in progress (caprd of them) */
+  int nrd, caprd;
+  int *heap;   /* the merge's loser tree (vm_sort.c), caprd entries: [0] the winner */
+  int nheap;   /* readers with a record */
+  int merging; /* SorterSort started the final merge */
 } VmSpill;
 
 typedef struct VmCursor {

@@ -8,8 +8,8 @@
  *
  * Owns: per sorter cursor the record buffer (sbuf), the entry arrays
  * (sent, stmp) -- kept across resets, emptied, freed by vm_sorter_release --
- * and the spill state (VmSpill: two temp files, the runs, the read and write
- * buffers), freed by vm_sorter_close.
+ * and the spill state (VmSpill: two temp files, the runs, the readers with
+ * their buffers, the write buffer), freed by vm_sorter_close.
  *
  * Invariants:
  *  1. The sort is stable: equal records come out in insertion order. Runs
@@ -17,12 +17,18 @@
  *     and a merge pass merges consecutive runs into one run each.
  *  2. Memory stays bounded: the records held in memory with their
  *     entries, and the buffers holding them (sorter_held), stay within the
- *     budget (a run is spilled first), a single larger record aside, and a merge reads at most
- *     VM_MERGE_FANIN runs at once (VM_SPILL_BLOCK bytes of buffer each);
- *     more runs are first merged in passes into fewer, longer runs in the
- *     other temp file (the one read is emptied afterwards), so the merge
- *     costs O(log fan-in) comparisons per record and per pass, and there
- *     are log_fanin(runs) passes.
+ *     budget (a run is spilled first), a single larger record aside. A
+ *     spilled sort frees those buffers before its merge, which reads up to
+ *     VM_MERGE_MAX runs at once through buffers that share VM_MERGE_BYTES
+ *     (merge_block: 64 KiB each for up to 16 runs, 4 KiB for 256), so
+ *     runs of up to about 256 budgets (512 MiB of records at the default
+ *     2 MiB) are merged straight from where they were written, as SQLite
+ *     merges all its PMAs at once; each record is written once. More runs
+ *     are first merged in passes into fewer, longer runs in the other temp
+ *     file: only as many as the final merge must lose when that is one
+ *     merge (the rest are read where they are), else every VM_MERGE_MAX
+ *     consecutive runs (the file read is emptied afterwards). A merge costs
+ *     O(log runs) comparisons per record.
  *  3. Each run's current record carries its sort_key (written with it in
  *     the run), so the merge decodes records only when two keys are equal
  *     (as the in-memory sort).
@@ -443,6 +449,7 @@ static int spill_run(VmCursor *c) {
   sp->wfile = 0;
   VmRunPos *run = &sp->runs[sp->nrun];
   run->start = sp->fsize[0] + sp->wlen;
+  run->file = 0;
   for (int i = 0; i < c->nsent; i++)
     if ((rc = spill_put_rec(sp, c->sent[i].key, c->sbuf + c->sent[i].off, c->sent[i].n)) !=
         SHALE_OK)
@@ -455,12 +462,11 @@ static int spill_run(VmCursor *c) {
   return SHALE_OK;
 }
 
-/* Read the bytes of the run being read from `at` into reader r's buffer
- * (up to a block). */
-static int run_fill(OsFile *f, VmRun *r, int64_t at) {
+/* Read the bytes of r's run from `at` into its buffer (up to bufcap). */
+static int run_fill(VmRun *r, int64_t at) {
   int64_t left = r->end - at;
-  uint32_t k = left < (int64_t)VM_SPILL_BLOCK ? (uint32_t)left : VM_SPILL_BLOCK;
-  int rc = os_read(f, r->buf, (int)k, at);
+  uint32_t k = left < (int64_t)r->bufcap ? (uint32_t)left : r->bufcap;
+  int rc = os_read(r->f, r->buf, (int)k, at);
   if (rc) return rc;
   r->boff = at;
   r->blen = k;
@@ -468,7 +474,7 @@ static int run_fill(OsFile *f, VmRun *r, int64_t at) {
 }
 
 /* Load the next record of reader r (live = 0 at its run's end). */
-static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
+static int run_next(VmCursor *c, VmRun *r) {
   if (r->pos >= r->end) {
     r->live = 0;
     return SHALE_OK;
@@ -477,7 +483,7 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
   int64_t avail = r->end - r->pos;
   int hk = avail < 17 ? (int)avail : 17; /* varint(length) and the key */
   if (r->blen == 0 || r->pos < r->boff || r->pos + hk > r->boff + r->blen) {
-    if ((rc = run_fill(f, r, r->pos)) != SHALE_OK) return rc;
+    if ((rc = run_fill(r, r->pos)) != SHALE_OK) return rc;
   }
   const uint8_t *p = r->buf + (r->pos - r->boff);
   uint64_t n;
@@ -487,8 +493,8 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
   int64_t body = r->pos + h + 8;
   if (body + (int64_t)n <= r->boff + r->blen) {
     r->rec = (const char *)r->buf + (body - r->boff);
-  } else if (n <= VM_SPILL_BLOCK) {
-    if ((rc = run_fill(f, r, body)) != SHALE_OK) return rc;
+  } else if (n <= r->bufcap) {
+    if ((rc = run_fill(r, body)) != SHALE_OK) return rc;
     r->rec = (const char *)r->buf;
   } else {
     if (r->bigcap < n) {
@@ -497,7 +503,7 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
       r->big = z;
       r->bigcap = (uint32_t)n;
     }
-    if ((rc = os_read(f, r->big, (int)n, body)) != SHALE_OK) return rc;
+    if ((rc = os_read(r->f, r->big, (int)n, body)) != SHALE_OK) return rc;
     r->rec = r->big;
   }
   r->n = (uint32_t)n;
@@ -553,23 +559,58 @@ static void lt_replay(VmCursor *c, VmSpill *sp) {
   sp->heap[0] = w;
 }
 
-/* Start merging runs [first, first + k) of file f: one reader each, the
- * tournament played over them (nheap: the readers with a record). */
-static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
-  int rc;
-  sp->rfile = f;
+/* The read buffer of each of k merged runs: their share of VM_MERGE_BYTES
+ * in whole VM_SPILL_MIN_BLOCKs, at most VM_SPILL_BLOCK. */
+static uint32_t merge_block(int k) {
+  if (k < 1) k = 1;
+  uint32_t b = VM_MERGE_BYTES / (uint32_t)k / VM_SPILL_MIN_BLOCK * VM_SPILL_MIN_BLOCK;
+  return b < VM_SPILL_MIN_BLOCK ? VM_SPILL_MIN_BLOCK : b > VM_SPILL_BLOCK ? VM_SPILL_BLOCK : b;
+}
+
+/* Room for k readers, each with a buffer of exactly merge_block(k) bytes
+ * (one kept from a merge of fewer runs is larger: freed, so the buffers
+ * stay within VM_MERGE_BYTES). */
+static int readers_room(VmSpill *sp, int k) {
+  if (k > sp->caprd) {
+    VmRun *rd = shale_realloc(sp->rd, (size_t)k * sizeof *rd);
+    if (!rd) return SHALE_NOMEM;
+    memset(rd + sp->caprd, 0, (size_t)(k - sp->caprd) * sizeof *rd);
+    sp->rd = rd;
+    int *h = shale_realloc(sp->heap, (size_t)k * sizeof *h);
+    if (!h) return SHALE_NOMEM;
+    sp->heap = h;
+    sp->caprd = k;
+  }
+  uint32_t blk = merge_block(k);
+  for (int i = 0; i < k; i++) {
+    VmRun *r = &sp->rd[i];
+    if (r->buf && r->bufcap == blk) continue;
+    shale_free(r->buf);
+    r->bufcap = 0;
+    if (!(r->buf = shale_malloc(blk))) return SHALE_NOMEM;
+    r->bufcap = blk;
+  }
+  return SHALE_OK;
+}
+
+/* Start merging runs [first, first + k) (k <= VM_MERGE_MAX): one reader
+ * each, the tournament played over them (nheap: the readers with a
+ * record). */
+static int merge_start(VmCursor *c, VmSpill *sp, int first, int k) {
+  int rc = readers_room(sp, k);
+  if (rc != SHALE_OK) return rc;
   sp->nrd = k;
   sp->nheap = 0;
   for (int i = 0; i < k; i++) {
     VmRun *r = &sp->rd[i];
-    if (!r->buf && !(r->buf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
+    r->f = sp->file[sp->runs[first + i].file];
     r->start = r->pos = sp->runs[first + i].start;
     r->end = sp->runs[first + i].end;
     r->blen = 0;
     r->boff = 0;
     r->live = 0;
     r->run = first + i;
-    if ((rc = run_next(c, sp->file[f], r)) != SHALE_OK) return rc;
+    if ((rc = run_next(c, r)) != SHALE_OK) return rc;
     sp->nheap += r->live;
   }
   if (k > 0) sp->heap[0] = lt_build(c, sp, 1);
@@ -580,7 +621,7 @@ static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
 static int merge_step(VmCursor *c, VmSpill *sp) {
   if (sp->nheap == 0) return SHALE_OK;
   VmRun *r = &sp->rd[sp->heap[0]];
-  int rc = run_next(c, sp->file[sp->rfile], r);
+  int rc = run_next(c, r);
   if (rc) return rc;
   if (!r->live) sp->nheap--;
   if (sp->nheap > 0) lt_replay(c, sp);
@@ -589,19 +630,24 @@ static int merge_step(VmCursor *c, VmSpill *sp) {
 
 static const VmRun *merge_top(const VmSpill *sp) { return sp->nheap ? &sp->rd[sp->heap[0]] : NULL; }
 
-/* One merge pass: every VM_MERGE_FANIN consecutive runs of file 0 become
- * one run of file 1; then file 0 is emptied and the files swap. */
+/* One merge pass over more than VM_MERGE_MAX runs, all in file 0, into
+ * file 1. Fewer than twice VM_MERGE_MAX: only the last nrun - VM_MERGE_MAX
+ * + 1 runs become one (the others stay where they are), which leaves
+ * VM_MERGE_MAX for the final merge and copies only that share of the
+ * records. More: every VM_MERGE_MAX consecutive runs become one run, then
+ * file 0 is emptied and the files swap. */
 static int merge_pass(VmCursor *c, VmSpill *sp) {
   int rc;
   if (!sp->file[1] && (rc = spill_open_file(&sp->file[1])) != SHALE_OK) return rc;
   sp->wfile = 1;
   sp->fsize[1] = 0;
   sp->wlen = 0;
-  int nout = 0;
-  for (int first = 0; first < sp->nrun; first += VM_MERGE_FANIN) {
-    int k = sp->nrun - first < VM_MERGE_FANIN ? sp->nrun - first : VM_MERGE_FANIN;
+  int partial = sp->nrun < 2 * VM_MERGE_MAX;
+  int nout = partial ? VM_MERGE_MAX - 1 : 0;
+  for (int first = nout; first < sp->nrun; first += VM_MERGE_MAX) {
+    int k = sp->nrun - first < VM_MERGE_MAX ? sp->nrun - first : VM_MERGE_MAX;
     int64_t start = sp->fsize[1] + sp->wlen;
-    if ((rc = merge_start(c, sp, 0, first, k)) != SHALE_OK) return rc;
+    if ((rc = merge_start(c, sp, first, k)) != SHALE_OK) return rc;
     const VmRun *t;
     while ((t = merge_top(sp)) != NULL) {
       if ((rc = spill_put_rec(sp, t->key, t->rec, t->n)) != SHALE_OK) return rc;
@@ -609,13 +655,16 @@ static int merge_pass(VmCursor *c, VmSpill *sp) {
     }
     if (c->ki->corrupt) return SHALE_CORRUPT;
     if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
-    /* runs[0..nout) are rewritten while runs[first..] are still to read:
-     * nout <= first / FANIN, so no run still needed is overwritten */
+    /* runs[..nout) are rewritten while runs[first..] are still to read:
+     * nout <= first, so no run still needed is overwritten */
     sp->runs[nout].start = start;
     sp->runs[nout].end = sp->fsize[1];
+    sp->runs[nout].file = 1;
     nout++;
   }
   sp->nrun = nout;
+  if (partial) return SHALE_OK;                        /* the final merge reads both files */
+  for (int i = 0; i < nout; i++) sp->runs[i].file = 0; /* after the swap */
   if ((rc = os_truncate(sp->file[0], 0)) != SHALE_OK) return rc;
   OsFile *t = sp->file[0];
   sp->file[0] = sp->file[1];
@@ -688,9 +737,12 @@ int vm_sorter_sort(Vm *v, VmCursor *c, int *empty) {
   if (c->spill) {
     VmSpill *sp = c->spill;
     if (c->nsent > 0 && (rc = spill_run(c)) != SHALE_OK) return rc;
-    while (sp->nrun > VM_MERGE_FANIN)
+    /* every record is in the runs now: the in-memory buffers go before
+     * the merge's are allocated (invariant 2) */
+    vm_sorter_release(c);
+    while (sp->nrun > VM_MERGE_MAX)
       if ((rc = merge_pass(c, sp)) != SHALE_OK) return rc;
-    if ((rc = merge_start(c, sp, 0, 0, sp->nrun)) != SHALE_OK) return rc;
+    if ((rc = merge_start(c, sp, 0, sp->nrun)) != SHALE_OK) return rc;
     sp->merging = 1;
     if (c->ki->corrupt) return SHALE_CORRUPT;
     *empty = sp->nheap == 0;
@@ -744,10 +796,12 @@ void vm_sorter_close(VmCursor *c) {
   if (!sp) return;
   spill_close_file(sp->file[0]);
   spill_close_file(sp->file[1]);
-  for (int i = 0; i < VM_MERGE_FANIN; i++) {
+  for (int i = 0; i < sp->caprd; i++) {
     shale_free(sp->rd[i].buf);
     shale_free(sp->rd[i].big);
   }
+  shale_free(sp->rd);
+  shale_free(sp->heap);
   shale_free(sp->runs);
   shale_free(sp->wbuf);
   shale_free(sp);
