@@ -259,6 +259,12 @@ void compile_parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cu
   if (!c) return;
   c->idx = idx;
   c->idx_cur = idx_cur;
+  c->seek_reg = 0;
+}
+
+void compile_parse_set_cover_seek(Parse *p, int tab_cur, int seek_reg) {
+  struct ParseCover *c = cover_entry(p, tab_cur, 0);
+  if (c && c->idx) c->seek_reg = seek_reg;
 }
 
 const struct ParseCover *compile_parse_find_cover(const Parse *p, int tab_cur) {

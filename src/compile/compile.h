@@ -560,6 +560,11 @@ int compile_where_continue_label(const WhereInfo *);
 /* Label just after the loops (a "break"). */
 int compile_where_break_label(const WhereInfo *);
 void compile_where_end(WhereInfo *);
+/* Position table cursor tab_cur on the row of index cursor idx_cur's entry
+ * (its rowid, or a WITHOUT ROWID table's PRIMARY KEY columns); jumps to
+ * miss when there is none. */
+void compile_where_seek_row(Parse *, const Table *tab, int tab_cur, const Index *idx, int idx_cur,
+                            int miss);
 
 /* ---- expressions (compile_expr.c) ---- */
 
@@ -701,7 +706,10 @@ struct Parse {
   struct ParseCover {
     int tab_cur, idx_cur;
     const Index *idx;
-    int reg; /* nonzero: a co-routine's item; column i is in r[reg + i] */
+    int reg;      /* nonzero: a co-routine's item; column i is in r[reg + i] */
+    int seek_reg; /* with idx not covering: nonzero while the table row is looked up
+                     only when a column idx lacks is read (SQLite's deferred seek); the
+                     register is 1 once it is, 0 for each new index entry */
   } * covers;
   int ncover, capcover;
   /* result columns of the top statement (compile_select_result_names) */
@@ -899,6 +907,9 @@ void compile_parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur
 /* Reads of cursor tab_cur's columns come from registers reg, reg+1, ...
  * (a FROM item run as a co-routine) until cleared with reg = 0. */
 void compile_parse_set_coroutine(Parse *, int tab_cur, int reg);
+/* The redirection of tab_cur (set_cover) also looks the table row up at
+ * the first read of a column its index lacks (ParseCover.seek_reg). */
+void compile_parse_set_cover_seek(Parse *, int tab_cur, int seek_reg);
 const struct ParseCover *compile_parse_find_cover(const Parse *, int tab_cur);
 /* Add an EXPLAIN QUERY PLAN row under p->eqp_parent; returns its id. Only
  * an EXPLAIN QUERY PLAN statement (is_explain 2) keeps the row: others just

@@ -1956,7 +1956,18 @@ void compile_code_column(Parse *p, const Table *tab, int cur, int col, int targe
         return;
       }
     }
-    /* not in the index: fall back to the table cursor */
+    /* not in the index: the table cursor's row, looked up first when the
+     * loop defers it (a miss reads as a NULL row: the index is corrupt) */
+    if (cv->seek_reg) {
+      int read = emit_label(p), miss = emit_label(p);
+      emit(p, OP_If, cv->seek_reg, read, 0);
+      emit(p, OP_Integer, 1, cv->seek_reg, 0);
+      compile_where_seek_row(p, tab, cur, ix, cv->idx_cur, miss);
+      emit(p, OP_Goto, 0, read, 0);
+      emit_resolve(p, miss);
+      emit(p, OP_NullRow, cur, 0, 0);
+      emit_resolve(p, read);
+    }
   }
   if (is_rowid) {
     emit(p, OP_Rowid, cur, target, 0);

@@ -53,7 +53,9 @@
  *  3. A LEFT JOIN or CROSS JOIN item comes after every item to its left in
  *     loop order (plan.h invariant 2).
  *  4. A covering index redirection (compile_parse_set_cover) lasts from compile_where_begin
- *     to compile_where_end; automatic indexes are always covering.
+ *     to compile_where_end; automatic indexes are always covering. So does the one of a
+ *     deferred lookup (WLevel.seek_reg): its table row is read only after the seek that a
+ *     read of a column the index lacks does first (compile_code_column), never directly.
  *  5. Every key register of a seek is a register this file owns (values are
  *     coded into it, then affinity is applied in place), never a column
  *     cache register of the expression code.
@@ -94,6 +96,8 @@ typedef struct WLevel {
   int rj_set;         /* ... cursor: keys of its rows that matched */
   int rj_next;        /* ... label: next row of the unmatched-rows pass */
   uint8_t rowid_only; /* a MULTI-INDEX OR sub-path: only the rowid is needed */
+  int seek_reg;       /* a scan of an index not covering whose table row is looked up at the
+                         first read of a column the index lacks (ParseCover.seek_reg), or 0 */
   int nin;
   WInLoop in[MAX_IN];
 } WLevel;
@@ -436,16 +440,12 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
                       idx->name, buf, lj);
 }
 
-/* Move the table cursor to the row of the index entry (not covering). */
-static void code_row_lookup(WhereInfo *w, WLevel *L, int miss) {
-  Parse *p = w->p;
-  SrcItem *it = &w->src->a[L->item];
-  const Table *tab = it->tab;
-  const Index *idx = L->pl->idx;
+void compile_where_seek_row(Parse *p, const Table *tab, int tab_cur, const Index *idx, int idx_cur,
+                            int miss) {
   if (!tab->without_rowid) {
     int r = emit_regs(p, 1);
-    emit(p, OP_IdxRowid, L->idx_cur, r, 0);
-    emit(p, OP_SeekRowid, it->cursor, miss, r);
+    emit(p, OP_IdxRowid, idx_cur, r, 0);
+    emit(p, OP_SeekRowid, tab_cur, miss, r);
     return;
   }
   int npk = tab->npk;
@@ -458,9 +458,15 @@ static void code_row_lookup(WhereInfo *w, WLevel *L, int miss) {
       compile_parse_error(p, "index %s lacks a PRIMARY KEY column", idx->name);
       return;
     }
-    emit(p, OP_Column, L->idx_cur, pos, r + k);
+    emit(p, OP_Column, idx_cur, pos, r + k);
   }
-  vm_builder_add_i4(&p->b, OP_NotFound, it->cursor, miss, r, npk);
+  vm_builder_add_i4(&p->b, OP_NotFound, tab_cur, miss, r, npk);
+}
+
+/* Move the table cursor to the row of the index entry (not covering). */
+static void code_row_lookup(WhereInfo *w, WLevel *L, int miss) {
+  SrcItem *it = &w->src->a[L->item];
+  compile_where_seek_row(w->p, it->tab, it->cursor, L->pl->idx, L->idx_cur, miss);
 }
 
 /* Code the value of term t into reg (IS NULL: NULL). */
@@ -527,6 +533,17 @@ static int level_index_cursor(WhereInfo *w, WLevel *L, const Index *idx) {
 }
 
 /* Open the loop of a base-table level with its access path. */
+/* Does a term read level L's item through its index's columns alone (a
+ * term its scan may test before the table row is looked up)? */
+static int index_filters(const WhereInfo *w, const WLevel *L) {
+  for (int i = 0; i < w->pl.nterm; i++) {
+    const PlanTerm *t = &w->pl.terms[i];
+    if (t->parent >= 0 || t->group >= 0 || !(t->mask & bit(L->item))) continue;
+    if (plan_index_covers_expr(&w->items[L->item], L->pl->idx, t->expr)) return 1;
+  }
+  return 0;
+}
+
 static void open_table_level(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
   SrcItem *it = &w->src->a[L->item];
@@ -543,7 +560,20 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     }
     emit(p, rev ? OP_Last : OP_Rewind, cur, L->brk, 0);
     emit_resolve(p, L->top);
-    if (L->idx_cur >= 0 && !pl->covering) code_row_lookup(w, L, L->cont);
+    if (L->idx_cur >= 0 && !pl->covering) {
+      /* SQLite's deferred seek: the table row only for an entry whose
+       * row the query reads beyond the index (its terms on the index's
+       * columns first), when a term of the item's that the index answers
+       * may spare lookups. Not in a query with a RIGHT JOIN (its
+       * unmatched-row pass moves the table cursor), for a write (it needs
+       * the row) or an OR sub-path. */
+      if (w->right < 0 && !w->items[L->item].no_cover && !L->rowid_only && index_filters(w, L)) {
+        L->seek_reg = emit_regs(p, 1);
+        emit(p, OP_Integer, 0, L->seek_reg, 0);
+      } else {
+        code_row_lookup(w, L, L->cont);
+      }
+    }
     L->adv_op = rev ? OP_Prev : OP_Next;
     L->adv_cur = cur;
     return;
@@ -1173,6 +1203,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
     plan_add_clause(&w->pl, it->on, on);
   }
   w->on_start[n] = w->pl.nterm;
+  w->pl.where_first = w->pl.nterm;
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   for (int i = 0; i < n; i++) /* a table-valued function's arguments, after WHERE */
     if (src->a[i].tab && src->a[i].tab->vtab && src->a[i].tvf_args)
@@ -1400,8 +1431,9 @@ int compile_where_code(WhereInfo *w) {
         open_or_level(w, L);
       else
         open_table_level(w, L);
-      if (L->idx_cur >= 0 && L->pl->covering)
+      if (L->idx_cur >= 0 && (L->pl->covering || L->seek_reg))
         compile_parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
+      if (L->seek_reg) compile_parse_set_cover_seek(p, it->cursor, L->seek_reg);
     }
     have |= bit(L->item);
     /* ON terms of a LEFT JOIN item: here, before the match flag. */
@@ -1507,12 +1539,13 @@ void compile_where_end(WhereInfo *w) {
         emit(p, OP_NullRow, it->cursor, 0, 0);
       }
       if (L->idx_cur >= 0) emit(p, OP_NullRow, L->idx_cur, 0, 0);
+      if (L->seek_reg) emit(p, OP_Integer, 1, L->seek_reg, 0); /* the NULL row is in place */
       emit(p, OP_Integer, 1, L->null_reg, 0);
       emit(p, OP_Integer, 1, L->match_reg, 0);
       emit(p, OP_Goto, 0, L->body, 0);
     }
     emit_resolve(p, L->done);
-    if (L->idx_cur >= 0 && L->pl && L->pl->covering)
+    if (L->idx_cur >= 0 && L->pl && (L->pl->covering || L->seek_reg))
       compile_parse_set_cover(p, it->cursor, NULL, 0);
   }
   /* EXPLAIN QUERY PLAN: the unmatched-row passes come here, after the

@@ -739,6 +739,73 @@ static int covers(const PlanItem *it, const Index *idx) {
   return 1;
 }
 
+/* ---- terms an index covers (SQLite's sqlite3ExprCoveredByIndex) ---- */
+
+typedef struct CoverWalk {
+  const PlanItem *it;
+  const Index *idx;
+  int miss;
+} CoverWalk;
+
+static int cover_walk(SqlWalker *w, SqlExpr *e) {
+  CoverWalk *cw = w->arg; /* (subqueries are not entered, as in SQLite) */
+  if (e->op != SQL_E_COLREF || e->cursor != cw->it->cursor) return SQL_WALK_CONTINUE;
+  const Table *tab = cw->it->tab;
+  int c = e->column;
+  if (!tab->without_rowid && (c < 0 || c == tab->rowid_alias)) return SQL_WALK_CONTINUE;
+  for (int j = 0; j < cw->idx->ncol; j++)
+    if (cw->idx->cols[j].col == c) return SQL_WALK_CONTINUE;
+  cw->miss = 1;
+  return SQL_WALK_ABORT;
+}
+
+int plan_index_covers_expr(const PlanItem *it, const Index *idx, SqlExpr *e) {
+  CoverWalk cw = {it, idx, 0};
+  SqlWalker w = {cover_walk, NULL, &cw};
+  sql_walk_expr(&w, e);
+  return !cw.miss;
+}
+
+/* Would a scan of idx (not covering) help an order the query asks for:
+ * does it hold a column of item i the order names (SQLite's
+ * indexMightHelpWithOrderBy)? */
+static int index_may_order(const Planner *pl, int i, const Index *idx) {
+  const SqlExprList *ob = pl->want_ob;
+  if (!ob) return 0;
+  const Table *tab = pl->items[i].tab;
+  for (int k = 0; k < ob->n; k++) {
+    int c;
+    if (col_item(pl, ob->a[k].expr, &c) != i) continue;
+    if (c < 0 && !tab->without_rowid) return 1;
+    for (int j = 0; j < idx->nkey; j++)
+      if (idx->cols[j].col == c) return 1;
+  }
+  return 0;
+}
+
+/* The cost of the table rows a scan of idx (not covering) looks up, of
+ * rsize entries (SQLite's nLookup): N + 16, less what the terms the index
+ * entry answers leave out (plan_index_covers_expr, in the order of the
+ * terms up to the first it does not), as SQLite's truth heuristic:
+ * LogEst 1 each, 20 for an = or IS. The loop looks a row up only when
+ * the query reads a column the index lacks (compile_where.c: SQLite's
+ * deferred seek), so a term of the index's columns tested in a loop
+ * further in saves lookups too. */
+static PlanLogEst lookup_est(const Planner *pl, int i, const Index *idx, PlanLogEst rsize) {
+  int n = rsize + 16, w0 = pl->where_first;
+  /* SQLite's list: the WHERE's terms, then the ON clauses', then the
+   * terms derived from them (its virtual terms: a column comparison's
+   * commuted form, BETWEEN's halves, ...; not the transitive ones) */
+  for (int j = 0; j < 2 * pl->nterm; j++) {
+    int derived = j >= pl->nterm, k = derived ? j - pl->nterm : (w0 + j) % pl->nterm;
+    const PlanTerm *t = &pl->terms[k];
+    if ((t->parent >= 0) != derived || t->group >= 0 || t->equiv) continue;
+    if (!plan_index_covers_expr(&pl->items[i], idx, t->expr)) break;
+    n -= (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) ? 20 : 1;
+  }
+  return (PlanLogEst)n;
+}
+
 /* Cost of the sorter when the loops deliver the first k of the n terms of
  * the order (SQLite's whereSortingCost): rows times log rows of the rows
  * sorted (pl->sort_rows: the estimate of the query's rows, SQLite's
@@ -1529,11 +1596,14 @@ static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer
       c.kind = PLAN_SCAN;
       c.nout = rsize;
       if (sub) continue;
-      if (!is_pk && !(outer && ob) && !tab->without_rowid && !idx->where && !it->indexed_by &&
-          !(cov && si < st))
+      /* SQLite's: an index that may help the order, any index of a
+       * WITHOUT ROWID table, a partial or INDEXED BY one; else one that
+       * covers with narrower rows */
+      if (!is_pk && !index_may_order(pl, i, idx) && !tab->without_rowid && !idx->where &&
+          !it->indexed_by && !(cov && si < st))
         continue;
       c.rrun = (PlanLogEst)(rsize + 1 + (15 * si) / st);
-      if (!cov) c.rrun = plan_logest_add(c.rrun, (PlanLogEst)(rsize + 16));
+      if (!cov) c.rrun = plan_logest_add(c.rrun, lookup_est(pl, i, idx, rsize));
       index_candidate(pl, &c, cov, rsize, seen, &nseen, outer_rows, ob, groupby, outer, best,
                       best_order);
       continue;
@@ -2010,6 +2080,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   add_equiv_terms(pl);
   if (pl->rc) return pl->rc;
   pl->sort_rows = -1;
+  pl->want_ob = order_by;
   if (shortcut(pl, order_by, groupby, out)) return pl->rc;
   if (order_by) {
     /* as SQLite's two solver passes: the rows of the best plan without

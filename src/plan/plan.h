@@ -168,6 +168,8 @@ typedef struct Planner {
   const PlanItem *items;
   int nterm, capterm;
   PlanTerm *terms;
+  int where_first; /* caller: the terms from here on came from WHERE, the ones before from
+                      ON clauses (SQLite's list holds the WHERE's first) */
   int ngroup, capgroup;
   int *group_or;        /* OR term of each disjunct group */
   int cur_group;        /* internal: the group whose terms may drive paths (-1: none) */
@@ -180,8 +182,10 @@ typedef struct Planner {
   SqlExprList *chain_ob;
   int chain_k;
   uint64_t chain_settled;
-  int rc;              /* SHALE_NOMEM after an allocation failed */
-  uint8_t no_solution; /* rc SHALE_ERROR: an item has no access path (INDEXED BY) */
+  SqlExprList *want_ob; /* internal: the order the query asks for, in both passes (SQLite's
+                           pOrderBy: which index scans are weighed) */
+  int rc;               /* SHALE_NOMEM after an allocation failed */
+  uint8_t no_solution;  /* rc SHALE_ERROR: an item has no access path (INDEXED BY) */
 } Planner;
 
 /* The chosen loops, outermost first. */
@@ -217,5 +221,10 @@ int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int
  * affinity caff (SQLite's rule: none/BLOB always; TEXT only on TEXT;
  * numeric only on numeric columns). */
 int plan_aff_ok(const PlanTerm *t, char caff);
+/* 1 if e reads no column of item it but those index idx holds (its rowid
+ * or PRIMARY KEY too; subqueries not looked into, as SQLite's
+ * sqlite3ExprCoveredByIndex): it can be tested on an entry of idx before
+ * the table row is looked up. */
+int plan_index_covers_expr(const PlanItem *it, const Index *idx, SqlExpr *e);
 
 #endif /* SHALE_PLAN_H */
