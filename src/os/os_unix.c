@@ -121,6 +121,25 @@ struct UnixFile {
 };
 
 static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Take unix_mu for a lock call. Its holders keep it for one or two fcntl
+ * calls (a microsecond or two), so a contender spins for it a while before
+ * sleeping: a thread that sleeps on a machine whose CPUs are all busy
+ * (readers running flat out beside a writer) waits for a scheduler slice,
+ * close to a millisecond, to run again, for a mutex free a microsecond
+ * later. Bounded: a holder preempted mid-call costs the spin, then a sleep. */
+#define UNIX_MU_SPIN 1000
+static void mu_lock(void) {
+  for (int i = 0; i < UNIX_MU_SPIN; i++) {
+    if (pthread_mutex_trylock(&unix_mu) == 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+  }
+  pthread_mutex_lock(&unix_mu);
+}
 /* The -shm lock keeper (see keeper_main): its wake-up and its state, under
  * unix_mu: 0 not running, 1 polling, 2 asleep, -1 failed to start;
  * keeper_stop asks it to end (keeper_shutdown joins it). */
@@ -452,6 +471,9 @@ static void atfork_child(void) {
 static void keeper_notify(UnixShm *shm) {
   if (keeper_state == 1) return;
   if (keeper_state == 2) {
+    /* polling again from now on: until it runs (it may wait for a CPU),
+     * the other connections' fast lingers need not come here too */
+    keeper_state = 1;
     pthread_cond_signal(&keeper_cv);
     return;
   }
@@ -485,13 +507,13 @@ static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
     if (r == SHALE_BUSY) return r;
     if (r == 1 || (r == OS_SHM_FAST_LINGER && keeper_state == 1)) return SHALE_OK;
     if (r == OS_SHM_FAST_LINGER) {
-      pthread_mutex_lock(&unix_mu);
+      mu_lock();
       keeper_notify(f->inode->shm);
       pthread_mutex_unlock(&unix_mu);
       return SHALE_OK;
     }
   }
-  pthread_mutex_lock(&unix_mu);
+  mu_lock();
   UnixShm *shm = f->shm_attached ? f->inode->shm : NULL;
   int rc =
       shm ? os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags, raw_shm, shm)
@@ -666,7 +688,7 @@ static int unix_lock(OsFile *pf, int level) {
     f->lock = level;
     return SHALE_OK;
   }
-  pthread_mutex_lock(&unix_mu);
+  mu_lock();
   int rc = os_lock_up(&f->inode->lk, &f->lock, level, raw_db, f);
   pthread_mutex_unlock(&unix_mu);
   return rc;
@@ -679,7 +701,7 @@ static int unix_unlock(OsFile *pf, int level) {
     f->lock = level;
     return SHALE_OK;
   }
-  pthread_mutex_lock(&unix_mu);
+  mu_lock();
   int rc = os_lock_down(&f->inode->lk, &f->lock, level, raw_db, f);
   flush_parked(f->inode);
   pthread_mutex_unlock(&unix_mu);
@@ -691,7 +713,7 @@ static int unix_check_reserved(OsFile *pf, int *out) {
   int rc = SHALE_OK;
   *out = 0;
   if (f->flags & SHALE_OPEN_NOLOCK) return SHALE_OK; /* no other process is looked at */
-  pthread_mutex_lock(&unix_mu);
+  mu_lock();
   if (f->inode->lk.level > OS_LOCK_SHARED) {
     *out = 1;
   } else {
@@ -778,7 +800,7 @@ static int unix_map(OsFile *pf, int64_t size) {
   if (size < 0 || (uint64_t)size > (uint64_t)SIZE_MAX) return SHALE_MISUSE;
   if (size == f->map_size) return SHALE_OK;
   if (f->nfetch > 0) return SHALE_BUSY;
-  pthread_mutex_lock(&unix_mu);
+  mu_lock();
   int rc = SHALE_OK;
   if (size > 0 && f->mobj && f->mobj->size >= size) {
     f->map_size = size; /* our map covers it already */
