@@ -418,18 +418,19 @@ struct shale_stmt {
   uint8_t active; /* invariant 4 */
   uint8_t halted; /* returned DONE or an error: next step resets first */
   uint8_t has_row;
-  uint8_t produced;   /* this run returned a row */
-  int nbusy;          /* busy handler calls in this run */
-  int64_t t_start;    /* os_now_ms() at the first step (profile), 0 when not timing */
-  int64_t stat[8];    /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
-  uint8_t traced;     /* TRACE_STMT reported for this run */
-  int last_rc;        /* code of the last run (for reset/finalize) */
-  char *errmsg_copy;  /* its message */
-  ApiRows rows;       /* materialized result (PRAGMA/EXPLAIN) */
-  uint8_t pragma_vfs; /* the database file's VFS ran this PRAGMA at prepare (api.c) */
-  char *pragma_res;   /* ... its result text (also the column's name), or NULL */
-  int rowpos;         /* next row of rows */
-  const ShValue *row; /* current row (ncol values) */
+  uint8_t produced;    /* this run returned a row */
+  int nbusy;           /* busy handler calls in this run */
+  int64_t t_start;     /* os_now_ms() at the first step (profile), 0 when not timing */
+  int64_t stat[8];     /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
+  uint8_t traced;      /* TRACE_STMT reported for this run */
+  int last_rc;         /* code of the last run (for reset/finalize) */
+  char *errmsg_copy;   /* its message */
+  ApiRows rows;        /* materialized result (PRAGMA/EXPLAIN) */
+  uint8_t pragma_vfs;  /* the database file's VFS ran this PRAGMA at prepare (api.c) */
+  char *pragma_res;    /* ... its result text (also the column's name), or NULL */
+  int rowpos;          /* next row of rows */
+  const ShValue *row;  /* current row of rows (row_n values), else NULL */
+  const ShValue *vals; /* the current row's values: row, or the Vm's (vm_row) */
   int row_n;
   uint64_t gen;
   shale_value *cells;    /* ncol cells for column_* conversions */

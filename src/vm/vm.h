@@ -466,6 +466,8 @@ const char *vm_errmsg(Vm *);
 /* Result row (valid until the next vm_step/vm_reset). */
 int vm_column_count(Vm *);
 const ShValue *vm_column(Vm *, int i);
+/* The whole row: vm_column_count values, vm_row(v)[i] is vm_column(v, i). */
+const ShValue *vm_row(Vm *);
 /* Is z[n] a NUL byte inside a row or parameter buffer of v (a text value of
  * the current row borrowed from one)? Then z is usable as a C string until
  * the row changes, with no copy. */
