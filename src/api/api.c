@@ -1881,12 +1881,11 @@ static int step_in_scope(shale_stmt *st) {
       st->produced = 1;
       st->nbusy = 0;
       st->row = NULL;
-      st->vals = vm_row(st->vm);
-      st->row_n = vm_column_count(st->vm);
+      st->vals = vm_row(st->vm, &st->row_n);
       if (__builtin_expect(st->ncells < st->row_n, 0) && cells_grow(st) != SHALE_OK)
         return step_nomem(st);
       step_code(db, SHALE_ROW);
-      api_trace_row(st);
+      if (__builtin_expect(db->cb.trace_mask & SHALE_TRACE_ROW, 0)) api_trace_row(st);
       return SHALE_ROW;
     }
     st->has_row = 0;

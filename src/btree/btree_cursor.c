@@ -614,15 +614,22 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   if (!m->init || !m->leaf || !m->intkey || m->ncell == 0 || c->idx[t] >= m->ncell) return 0;
   int n = m->ncell, cur = c->idx[t], at, got = 0;
   int64_t k, edge, kat = 0;
-  if ((*rc = cell_rowid(bt, pg, cur, &k)) != SHALE_OK) return 1;
+  if (c->info_ok) /* the current row was read: its cell is parsed */
+    k = c->info.key;
+  else if ((*rc = cell_rowid(bt, pg, cur, &k)) != SHALE_OK)
+    return 1;
+  int up = k < rowid;
   if (k == rowid) {
     at = cur;
     kat = k;
     got = 1;
+  } else if (up && cur + 1 < n &&
+             ((*rc = cell_rowid(bt, pg, cur + 1, &kat)) != SHALE_OK || kat >= rowid)) {
+    if (*rc) return 1;
+    at = cur + 1; /* the next entry (sequential access): one rowid read */
   } else {
     /* the leaf's edge on the side of the key: its last entry when the key
      * is above the current one, else its first */
-    int up = k < rowid;
     if ((*rc = cell_rowid(bt, pg, up ? n - 1 : 0, &edge)) != SHALE_OK) return 1;
     if (up ? rowid > edge : rowid < edge) {
       /* Only the rightmost (leftmost) leaf also holds the positions past
@@ -635,10 +642,6 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
       at = up ? n : 0;
       kat = edge;
       got = !up;
-    } else if (up && cur + 1 < n - 1 &&
-               ((*rc = cell_rowid(bt, pg, cur + 1, &kat)) != SHALE_OK || kat >= rowid)) {
-      if (*rc) return 1;
-      at = cur + 1; /* the next entry (sequential access) */
     } else {
       int from = up ? (cur + 2 < n - 1 ? cur + 2 : n - 1) : 0;
       *rc = leaf_search(bt, pg, from, up ? n - 1 : cur, rowid, &at, &kat, &got);
@@ -1407,6 +1410,19 @@ int64_t btree_rowid(BtCursor *c) {
   }
   if (ready(c, &ci)) return 0;
   return c->intkey ? ci->key : 0;
+}
+
+int btree_rowid_here(BtCursor *c, int64_t *rowid) {
+  if (c->state == CUR_VALID && c->intkey) { /* a scan's row: btree_rowid's first case */
+    PgPage *pg = c->pg[c->depth - 1];
+    if (c->info_ok || leaf_info_quick(c, pg, page_mem(pg), c->idx[c->depth - 1])) {
+      *rowid = c->info.key;
+      return 1;
+    }
+  }
+  if (btree_eof(c)) return 0;
+  *rowid = btree_rowid(c);
+  return 1;
 }
 
 uint32_t btree_payload_size(BtCursor *c) {
