@@ -1858,6 +1858,7 @@ static int step_in_scope(shale_stmt *st) {
     if (stmt_is_rows(st)) {
       if (st->rowpos < st->rows.nrow) {
         st->row = &st->rows.v[(size_t)st->rowpos * (size_t)st->rows.ncol];
+        st->vals = st->row;
         st->row_n = st->rows.ncol;
         st->rowpos++;
         st->has_row = 1;
@@ -1880,11 +1881,11 @@ static int step_in_scope(shale_stmt *st) {
       st->produced = 1;
       st->nbusy = 0;
       st->row = NULL;
-      st->row_n = vm_column_count(st->vm);
+      st->vals = vm_row(st->vm, &st->row_n);
       if (__builtin_expect(st->ncells < st->row_n, 0) && cells_grow(st) != SHALE_OK)
         return step_nomem(st);
       step_code(db, SHALE_ROW);
-      api_trace_row(st);
+      if (__builtin_expect(db->cb.trace_mask & SHALE_TRACE_ROW, 0)) api_trace_row(st);
       return SHALE_ROW;
     }
     st->has_row = 0;
@@ -1985,14 +1986,10 @@ int shale_finalize(shale_stmt *st) {
 
 static _Thread_local shale_value null_cell; /* per thread: callers write it */
 
-static const ShValue *row_value(shale_stmt *st, int i) {
-  if (st->row) return &st->row[i];
-  return vm_column(st->vm, i);
-}
-
-static shale_value *cell(shale_stmt *st, int i) {
+/* cell's every other case: no row or no such column (a NULL, and
+ * SHALE_RANGE, as SQLite's), a cell holding a copy api_detach_rows made. */
+__attribute__((noinline)) static shale_value *cell_slow(shale_stmt *st, int i) {
   if (!st || !st->has_row || i < 0 || i >= st->row_n) {
-    /* no row, or no such column: a NULL, and SHALE_RANGE, as SQLite's */
     if (st) set_error_msg(st->db, SHALE_RANGE, NULL);
     value_set_null(&null_cell.v);
     return &null_cell;
@@ -2000,16 +1997,30 @@ static shale_value *cell(shale_stmt *st, int i) {
   shale_value *c = &st->cells[i]; /* room made by the step that produced the row */
   if (c->gen != st->gen) {
     if (c->v.flags & VAL_OWNED) value_clear(&c->v); /* a copy api_detach_rows made */
-    const ShValue *v = row_value(st, i);
-    if (v)
-      c->v = *v;
-    else
-      value_set_null(&c->v);
+    c->v = st->vals[i];
     c->v.flags &= (uint8_t)~VAL_OWNED; /* borrowed */
     c->gen = st->gen;
     c->buf16 = 0;
   }
   return c;
+}
+
+/* Column i of st's current row as a cell: the row's value, copied into the
+ * cell at the first read of the row (conversions then change the cell, not
+ * the row). Inline in every column_* entry point for the usual case. */
+static inline __attribute__((always_inline)) shale_value *cell(shale_stmt *st, int i) {
+  if (__builtin_expect(st && st->has_row && (unsigned)i < (unsigned)st->row_n, 1)) {
+    shale_value *c = &st->cells[i];
+    if (c->gen == st->gen) return c;
+    if (!(c->v.flags & VAL_OWNED)) {
+      c->v = st->vals[i];
+      c->v.flags &= (uint8_t)~VAL_OWNED; /* borrowed */
+      c->gen = st->gen;
+      c->buf16 = 0;
+      return c;
+    }
+  }
+  return cell_slow(st, i);
 }
 
 /* A statement's current row borrows text and blobs from its cursors'
@@ -2072,32 +2083,40 @@ static const char *cell_text(shale_value *c, uint32_t *nout) {
 static int column_count_impl(shale_stmt *st) { return st ? stmt_ncol(st) : 0; }
 static int data_count_impl(shale_stmt *st) { return st && st->has_row ? st->row_n : 0; }
 
-int shale_value_type(shale_value *v) { return v ? v->v.type : SHALE_NULL; }
-int shale_value_int(shale_value *v) { return v ? (int)record_value_int64(&v->v) : 0; }
-shale_int64 shale_value_int64(shale_value *v) { return v ? record_value_int64(&v->v) : 0; }
-double shale_value_double(shale_value *v) { return v ? record_value_double(&v->v) : 0.0; }
-const unsigned char *shale_value_text(shale_value *v) {
-  return v ? (const unsigned char *)cell_text(v, NULL) : NULL;
+/* The getters of a (non-NULL) value, shared by shale_value_* and the
+ * column_* entry points, which inline them (the exported functions are
+ * interposable in the shared library, so calls to them stay calls). */
+static inline int64_t value_int64_of(const shale_value *v) {
+  return v->v.type == SHALE_INTEGER ? v->v.i : record_value_int64(&v->v);
 }
-const void *shale_value_blob(shale_value *v) {
-  if (!v) return NULL;
+static inline double value_double_of(const shale_value *v) {
+  return v->v.type == SHALE_FLOAT ? v->v.r : record_value_double(&v->v);
+}
+static inline const void *value_blob_of(shale_value *v) {
   if (v->v.type == SHALE_BLOB || v->v.type == SHALE_TEXT) return v->v.n ? v->v.z : NULL;
   return cell_text(v, NULL);
 }
-int shale_value_bytes(shale_value *v) {
-  if (!v) return 0;
+static inline int value_bytes_of(shale_value *v) {
   if (v->v.type == SHALE_BLOB || v->v.type == SHALE_TEXT) return (int)v->v.n;
   uint32_t n = 0;
   cell_text(v, &n);
   return (int)n;
 }
 
-static int column_type_impl(shale_stmt *st, int i) { return shale_value_type(cell(st, i)); }
-static int column_int_impl(shale_stmt *st, int i) { return shale_value_int(cell(st, i)); }
-static shale_int64 column_int64_impl(shale_stmt *st, int i) {
-  return shale_value_int64(cell(st, i));
+int shale_value_type(shale_value *v) { return v ? v->v.type : SHALE_NULL; }
+int shale_value_int(shale_value *v) { return v ? (int)value_int64_of(v) : 0; }
+shale_int64 shale_value_int64(shale_value *v) { return v ? value_int64_of(v) : 0; }
+double shale_value_double(shale_value *v) { return v ? value_double_of(v) : 0.0; }
+const unsigned char *shale_value_text(shale_value *v) {
+  return v ? (const unsigned char *)cell_text(v, NULL) : NULL;
 }
-static double column_double_impl(shale_stmt *st, int i) { return shale_value_double(cell(st, i)); }
+const void *shale_value_blob(shale_value *v) { return v ? value_blob_of(v) : NULL; }
+int shale_value_bytes(shale_value *v) { return v ? value_bytes_of(v) : 0; }
+
+static int column_type_impl(shale_stmt *st, int i) { return cell(st, i)->v.type; }
+static int column_int_impl(shale_stmt *st, int i) { return (int)value_int64_of(cell(st, i)); }
+static shale_int64 column_int64_impl(shale_stmt *st, int i) { return value_int64_of(cell(st, i)); }
+static double column_double_impl(shale_stmt *st, int i) { return value_double_of(cell(st, i)); }
 static const unsigned char *column_text_impl(shale_stmt *st, int i) {
   shale_value *c = cell(st, i);
   /* a long text the VM holds NUL-terminated (an overflowing record it
@@ -2105,10 +2124,10 @@ static const unsigned char *column_text_impl(shale_stmt *st, int i) {
   if (c->v.type == SHALE_TEXT && c->v.n >= 64 && !(c->v.flags & VAL_OWNED) && !st->row && st->vm &&
       vm_text_terminated(st->vm, c->v.z, c->v.n))
     return (const unsigned char *)c->v.z;
-  return shale_value_text(c);
+  return (const unsigned char *)cell_text(c, NULL);
 }
-static const void *column_blob_impl(shale_stmt *st, int i) { return shale_value_blob(cell(st, i)); }
-static int column_bytes_impl(shale_stmt *st, int i) { return shale_value_bytes(cell(st, i)); }
+static const void *column_blob_impl(shale_stmt *st, int i) { return value_blob_of(cell(st, i)); }
+static int column_bytes_impl(shale_stmt *st, int i) { return value_bytes_of(cell(st, i)); }
 static shale_value *column_value_impl(shale_stmt *st, int i) { return cell(st, i); }
 
 static const ResultCol *result_col(shale_stmt *st, int i) {

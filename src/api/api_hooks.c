@@ -69,6 +69,7 @@ static const int limit_default[SHALE_LIMIT_WORKER_THREADS + 1] = {
 
 void api_hooks_init(shale *db) {
   db->hooks.interrupt = &db->interrupted;
+  db->hooks.check_gen++;
   memcpy(db->set.limits, limit_default, sizeof db->set.limits);
 }
 
@@ -139,6 +140,7 @@ static void progress_handler_impl(shale *db, int n, int (*cb)(void *), void *arg
     db->hooks.progress_n = 0;
     db->hooks.progress = NULL;
   }
+  db->hooks.check_gen++; /* running statements reschedule their checks */
 }
 
 /* ----------------------------------------------------- commit / rollback */

@@ -98,7 +98,7 @@ static inline void api_set_magic(void *h, uint32_t m) {
 struct shale_mutex {
   int state;
   int depth;
-  pthread_t owner;
+  uintptr_t owner; /* api_thread_self() of the holder */
   uint8_t is_static;
   pthread_mutex_t wm;
   pthread_cond_t cv;
@@ -108,6 +108,14 @@ struct shale_mutex {
   const shale_mutex_methods *am;
   unsigned app_gen; /* the shale_config_mutex call that made app */
 };
+
+/* The calling thread's identity as a mutex owner: the address of a
+ * thread-local byte (distinct for every live thread, as pthread_self is)
+ * read with no call, so that the entry points stay small. The initial-exec
+ * model reads it without __tls_get_addr; a library loaded by dlopen takes
+ * the byte from the static TLS reserve (api_mutex.c defines it). */
+extern _Thread_local char api_thread_tag __attribute__((tls_model("initial-exec")));
+static inline uintptr_t api_thread_self(void) { return (uintptr_t)&api_thread_tag; }
 
 void api_mutex_wait(shale_mutex *m); /* slow paths (api_mutex.c) */
 void api_mutex_wake(shale_mutex *m);
@@ -119,7 +127,7 @@ static inline void api_mutex_enter(shale_mutex *m) {
     api_mutex_app_enter(m);
     return;
   }
-  pthread_t self = pthread_self();
+  uintptr_t self = api_thread_self();
   if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self) {
     m->depth++;
     return;
@@ -136,7 +144,7 @@ static inline void api_mutex_leave(shale_mutex *m) {
     return;
   }
   if (--m->depth) return;
-  __atomic_store_n(&m->owner, (pthread_t)0, __ATOMIC_RELAXED);
+  __atomic_store_n(&m->owner, (uintptr_t)0, __ATOMIC_RELAXED);
   if (__atomic_exchange_n(&m->state, 0, __ATOMIC_RELEASE) == 2) api_mutex_wake(m);
 }
 
@@ -418,18 +426,19 @@ struct shale_stmt {
   uint8_t active; /* invariant 4 */
   uint8_t halted; /* returned DONE or an error: next step resets first */
   uint8_t has_row;
-  uint8_t produced;   /* this run returned a row */
-  int nbusy;          /* busy handler calls in this run */
-  int64_t t_start;    /* os_now_ms() at the first step (profile), 0 when not timing */
-  int64_t stat[8];    /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
-  uint8_t traced;     /* TRACE_STMT reported for this run */
-  int last_rc;        /* code of the last run (for reset/finalize) */
-  char *errmsg_copy;  /* its message */
-  ApiRows rows;       /* materialized result (PRAGMA/EXPLAIN) */
-  uint8_t pragma_vfs; /* the database file's VFS ran this PRAGMA at prepare (api.c) */
-  char *pragma_res;   /* ... its result text (also the column's name), or NULL */
-  int rowpos;         /* next row of rows */
-  const ShValue *row; /* current row (ncol values) */
+  uint8_t produced;    /* this run returned a row */
+  int nbusy;           /* busy handler calls in this run */
+  int64_t t_start;     /* os_now_ms() at the first step (profile), 0 when not timing */
+  int64_t stat[8];     /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
+  uint8_t traced;      /* TRACE_STMT reported for this run */
+  int last_rc;         /* code of the last run (for reset/finalize) */
+  char *errmsg_copy;   /* its message */
+  ApiRows rows;        /* materialized result (PRAGMA/EXPLAIN) */
+  uint8_t pragma_vfs;  /* the database file's VFS ran this PRAGMA at prepare (api.c) */
+  char *pragma_res;    /* ... its result text (also the column's name), or NULL */
+  int rowpos;          /* next row of rows */
+  const ShValue *row;  /* current row of rows (row_n values), else NULL */
+  const ShValue *vals; /* the current row's values: row, or the Vm's (vm_row) */
   int row_n;
   uint64_t gen;
   shale_value *cells;    /* ncol cells for column_* conversions */

@@ -26,10 +26,12 @@
 
 #include "api_int.h"
 
+_Thread_local char api_thread_tag __attribute__((tls_model("initial-exec")));
+
 static void api_mutex_init(shale_mutex *m) {
   m->state = 0;
   m->depth = 0;
-  m->owner = (pthread_t)0;
+  m->owner = 0;
   m->is_static = 0;
   m->app = NULL;
   m->am = NULL;
@@ -108,11 +110,11 @@ void *shale_mutex_app(shale_mutex *m) { return m ? m->app : NULL; }
  * change only while it is held. */
 void api_mutex_app_enter(shale_mutex *m) {
   m->am->xMutexEnter(m->app);
-  if (m->depth++ == 0) __atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
+  if (m->depth++ == 0) __atomic_store_n(&m->owner, api_thread_self(), __ATOMIC_RELAXED);
 }
 
 void api_mutex_app_leave(shale_mutex *m) {
-  if (--m->depth == 0) __atomic_store_n(&m->owner, (pthread_t)0, __ATOMIC_RELAXED);
+  if (--m->depth == 0) __atomic_store_n(&m->owner, (uintptr_t)0, __ATOMIC_RELAXED);
   m->am->xMutexLeave(m->app);
 }
 
@@ -140,10 +142,10 @@ int shale_mutex_try(shale_mutex *m) {
   if (!m) return SHALE_OK;
   if (m->app) {
     if (m->am->xMutexTry(m->app) != SHALE_OK) return SHALE_BUSY;
-    if (m->depth++ == 0) __atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
+    if (m->depth++ == 0) __atomic_store_n(&m->owner, api_thread_self(), __ATOMIC_RELAXED);
     return SHALE_OK;
   }
-  pthread_t self = pthread_self();
+  uintptr_t self = api_thread_self();
   if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self) {
     m->depth++;
     return SHALE_OK;
@@ -162,7 +164,7 @@ void shale_mutex_leave(shale_mutex *m) {
 
 int shale_mutex_held(shale_mutex *m) {
   if (m && m->app && m->am->xMutexHeld) return m->am->xMutexHeld(m->app);
-  return !m || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) == pthread_self();
+  return !m || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) == api_thread_self();
 }
 
 shale_mutex *shale_db_mutex(shale *db) {

@@ -228,7 +228,10 @@ int btree_seek_cmp(BtCursor *, int (*cmp)(void *ctx, const void *key, uint32_t n
 uint32_t btree_seek_count(const BtCursor *);
 
 /* The entry under the cursor. */
-int64_t btree_rowid(BtCursor *);         /* table trees */
+int64_t btree_rowid(BtCursor *); /* table trees */
+/* btree_eof and btree_rowid in one call (a Rowid op's): 0 if the cursor is
+ * on no entry, else 1 and *rowid = btree_rowid. */
+int btree_rowid_here(BtCursor *, int64_t *rowid);
 uint32_t btree_payload_size(BtCursor *); /* data (table) or key (index) bytes */
 /* The part of the payload stored on the page: valid until the cursor moves
  * or the tree is modified. *navail gets its length (<= payload size). */

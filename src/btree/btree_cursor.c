@@ -614,15 +614,22 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   if (!m->init || !m->leaf || !m->intkey || m->ncell == 0 || c->idx[t] >= m->ncell) return 0;
   int n = m->ncell, cur = c->idx[t], at, got = 0;
   int64_t k, edge, kat = 0;
-  if ((*rc = cell_rowid(bt, pg, cur, &k)) != SHALE_OK) return 1;
+  if (c->info_ok) /* the current row was read: its cell is parsed */
+    k = c->info.key;
+  else if ((*rc = cell_rowid(bt, pg, cur, &k)) != SHALE_OK)
+    return 1;
+  int up = k < rowid;
   if (k == rowid) {
     at = cur;
     kat = k;
     got = 1;
+  } else if (up && cur + 1 < n &&
+             ((*rc = cell_rowid(bt, pg, cur + 1, &kat)) != SHALE_OK || kat >= rowid)) {
+    if (*rc) return 1;
+    at = cur + 1; /* the next entry (sequential access): one rowid read */
   } else {
     /* the leaf's edge on the side of the key: its last entry when the key
      * is above the current one, else its first */
-    int up = k < rowid;
     if ((*rc = cell_rowid(bt, pg, up ? n - 1 : 0, &edge)) != SHALE_OK) return 1;
     if (up ? rowid > edge : rowid < edge) {
       /* Only the rightmost (leftmost) leaf also holds the positions past
@@ -635,10 +642,6 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
       at = up ? n : 0;
       kat = edge;
       got = !up;
-    } else if (up && cur + 1 < n - 1 &&
-               ((*rc = cell_rowid(bt, pg, cur + 1, &kat)) != SHALE_OK || kat >= rowid)) {
-      if (*rc) return 1;
-      at = cur + 1; /* the next entry (sequential access) */
     } else {
       int from = up ? (cur + 2 < n - 1 ? cur + 2 : n - 1) : 0;
       *rc = leaf_search(bt, pg, from, up ? n - 1 : cur, rowid, &at, &kat, &got);
@@ -1343,6 +1346,50 @@ int btree_seek_cmp(BtCursor *c, int (*cmp)(void *ctx, const void *key, uint32_t 
   return fault(c, rc);
 }
 
+/* The scan's cell parse (once per row), kept small: cell i of leaf page pg
+ * when it is the common one (leaf_cell_quick_wide for the sizes a scan
+ * meets: a payload size of one or two bytes, a rowid of up to three, the
+ * payload local), parsed into c->info (info_ok set): its payload; else
+ * NULL, nothing changed. No loop: few registers, so its callers pay few
+ * saves. */
+static inline __attribute__((always_inline)) const uint8_t *leaf_info_quick(BtCursor *c, PgPage *pg,
+                                                                            const MemPage *m,
+                                                                            uint16_t i) {
+  if (!m->leaf || !m->init || i >= m->ncell) return NULL;
+  const uint8_t *d = pager_data(pg);
+  uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i), u = c->bt->usable;
+  if (off >= u || u - off < 11) return NULL; /* both varints' bytes below the usable end */
+  const uint8_t *q = d + off;
+  uint32_t sz = q[0], h = 1;
+  if (sz >= 0x80) {
+    if (q[1] >= 0x80) return NULL;
+    sz = (sz & 0x7f) << 7 | q[1];
+    h = 2;
+  }
+  int64_t key = sz;
+  uint32_t max = c->bt->max_local;
+  if (m->intkey) {
+    uint32_t b0 = q[h], b1 = q[h + 1];
+    if (b0 < 0x80) {
+      key = b0;
+      h += 1;
+    } else if (b1 < 0x80) {
+      key = (int64_t)(b0 & 0x7f) << 7 | b1;
+      h += 2;
+    } else if (q[h + 2] < 0x80) {
+      key = (int64_t)(b0 & 0x7f) << 14 | (int64_t)(b1 & 0x7f) << 7 | q[h + 2];
+      h += 3;
+    } else {
+      return NULL;
+    }
+    max = c->bt->max_leaf;
+  }
+  if (sz > max || h + sz > u - off) return NULL;
+  leaf_cell_set(&c->info, key, sz, h);
+  c->info_ok = 1;
+  return q + h;
+}
+
 static int ready(BtCursor *c, CellInfo **ci) {
   if (c->state == CUR_REQSEEK && btree_cursor_restore(c) != SHALE_OK) return SHALE_ERROR;
   if (c->state != CUR_VALID) return SHALE_MISUSE;
@@ -1353,12 +1400,29 @@ int64_t btree_rowid(BtCursor *c) {
   CellInfo *ci;
   if (c->state == CUR_REQSEEK && c->intkey) return c->saved_rowid;
   if (c->state == CUR_VALID && c->intkey) {
-    /* the rowid alone (NewRowid after btree_last): no full cell parse */
+    /* a scan's row: the cell parsed for the columns read next; any other
+     * cell, the rowid alone (no full cell parse) */
     int64_t k;
+    PgPage *pg = c->pg[c->depth - 1];
+    if (c->info_ok || leaf_info_quick(c, pg, page_mem(pg), c->idx[c->depth - 1]))
+      return c->info.key;
     return btree_cursor_rowid(c, &k) ? 0 : k;
   }
   if (ready(c, &ci)) return 0;
   return c->intkey ? ci->key : 0;
+}
+
+int btree_rowid_here(BtCursor *c, int64_t *rowid) {
+  if (c->state == CUR_VALID && c->intkey) { /* a scan's row: btree_rowid's first case */
+    PgPage *pg = c->pg[c->depth - 1];
+    if (c->info_ok || leaf_info_quick(c, pg, page_mem(pg), c->idx[c->depth - 1])) {
+      *rowid = c->info.key;
+      return 1;
+    }
+  }
+  if (btree_eof(c)) return 0;
+  *rowid = btree_rowid(c);
+  return 1;
 }
 
 uint32_t btree_payload_size(BtCursor *c) {
@@ -1399,14 +1463,13 @@ __attribute__((noinline)) static int payload_slow(BtCursor *c, const void **p, u
   return SHALE_OK;
 }
 
-/* The scan's path (a cell parse per row), kept small: a VALID cursor on a
- * leaf whose cell leaf_cell_quick parses; everything else goes to
- * payload_slow, which repeats the checks. Inline in both entry points. */
+/* btree_payload for a VALID cursor whose cell is parsed or leaf_info_quick
+ * parses; everything else goes to payload_slow, which repeats the checks.
+ * Inline in both entry points. */
 static inline __attribute__((always_inline)) int payload_at(BtCursor *c, const void **p,
                                                             uint32_t *n, uint32_t *navail) {
   if (c->state == CUR_VALID) {
     PgPage *pg = c->pg[c->depth - 1];
-    const MemPage *m = page_mem(pg);
     int i = c->idx[c->depth - 1];
     if (c->info_ok) {
       *n = c->info.npayload;
@@ -1414,47 +1477,11 @@ static inline __attribute__((always_inline)) int payload_at(BtCursor *c, const v
       *p = page_cell(pg, i) + c->info.payoff;
       return SHALE_OK;
     }
-    if (m->leaf && m->init && i < m->ncell) {
-      const uint8_t *d = pager_data(pg);
-      uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i), u = c->bt->usable;
-      if (off < u && u - off >= 11) { /* both varints' bytes below the usable end */
-        /* leaf_cell_quick_wide for the sizes a scan meets (a payload size of
-         * one or two bytes, a rowid of up to three), no loop: few registers,
-         * so the path pays few saves; any other cell takes payload_slow */
-        const uint8_t *q = d + off;
-        uint32_t sz = q[0], h = 1;
-        if (sz >= 0x80) {
-          if (q[1] >= 0x80) return payload_slow(c, p, n, navail);
-          sz = (sz & 0x7f) << 7 | q[1];
-          h = 2;
-        }
-        int64_t key = sz;
-        uint32_t max = c->bt->max_local;
-        if (m->intkey) {
-          uint32_t b0 = q[h], b1 = q[h + 1];
-          if (b0 < 0x80) {
-            key = b0;
-            h += 1;
-          } else if (b1 < 0x80) {
-            key = (int64_t)(b0 & 0x7f) << 7 | b1;
-            h += 2;
-          } else if (q[h + 2] < 0x80) {
-            key = (int64_t)(b0 & 0x7f) << 14 | (int64_t)(b1 & 0x7f) << 7 | q[h + 2];
-            h += 3;
-          } else {
-            return payload_slow(c, p, n, navail);
-          }
-          max = c->bt->max_leaf;
-        }
-        if (sz <= max && h + sz <= u - off) {
-          leaf_cell_set(&c->info, key, sz, h);
-          c->info_ok = 1;
-          *n = sz;
-          *navail = sz;
-          *p = q + h;
-          return SHALE_OK;
-        }
-      }
+    const uint8_t *q = leaf_info_quick(c, pg, page_mem(pg), i);
+    if (q) {
+      *n = *navail = c->info.npayload;
+      *p = q;
+      return SHALE_OK;
     }
   }
   return payload_slow(c, p, n, navail);

@@ -1191,7 +1191,9 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   oc->order_col = order_col;
   oc->nkey = nk;
   oc->sorter_ki = ki;
+  oc->sorter_open_at = emit_addr(p);
   sorter_open(p, oc);
+  oc->sorter_open_end = emit_addr(p);
 }
 
 /* Start a block-sorted ORDER BY whose first nterm terms the loops deliver
@@ -1418,6 +1420,9 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   if (ob && loop.w && compile_where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;
+    if (!parse_failed(p) && !p->b.rc) /* no sorter to open at each run (SQLite's Noop) */
+      for (int a = oc0->sorter_open_at; a < oc0->sorter_open_end; a++)
+        p->b.prog->ops[a].op = OP_Noop;
   } else if (ob && loop.w && compile_where_order_prefix(loop.w) > 0) {
     block_setup(p, oc0, compile_where_order_prefix(loop.w));
     oc.block_nkey = oc0->block_nkey;

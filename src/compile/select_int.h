@@ -233,6 +233,8 @@ typedef struct OutCtx {
   int ndata;                    /* result columns stored after the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
   KeyInfo *sorter_ki;           /* the sorter's KeyInfo (sorter_setup) */
+  int sorter_open_at,
+      sorter_open_end; /* sorter_setup's ops: Noop when the loops deliver the order */
   /* block sort (the loops deliver the first ORDER BY terms): block_nkey
    * key columns (0: none) of the previous row in block_prev; a row whose
    * differ calls the subroutine at block_sub (return address in block_ret)

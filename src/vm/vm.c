@@ -692,6 +692,10 @@ const ShValue *vm_column(Vm *v, int i) {
   if (i < 0 || i >= v->res_n) return &null_value;
   return &v->reg[v->res_base + i];
 }
+const ShValue *vm_row(Vm *v, int *n) {
+  *n = v->res_n;
+  return &v->reg[v->res_base];
+}
 int vm_release_txn(Vm *v) {
   int owned = v->own_mask != 0;
   if (owned && !v->halted) v->gave_txn = 1;

@@ -400,6 +400,9 @@ typedef struct VmConnHooks {
   int (*progress)(void *ctx);
   int progress_n;
   volatile int *interrupt;
+  /* bumped by whoever changes progress, progress_n or interrupt: a Vm
+   * reschedules its check at its next step (else it keeps the schedule) */
+  unsigned check_gen;
   /* run-time limits (0: SQLite's default): SQLITE_LIMIT_LENGTH for strings,
    * blobs and records made here and by functions; LIKE_PATTERN_LENGTH */
   int max_length;
@@ -466,6 +469,9 @@ const char *vm_errmsg(Vm *);
 /* Result row (valid until the next vm_step/vm_reset). */
 int vm_column_count(Vm *);
 const ShValue *vm_column(Vm *, int i);
+/* The whole row in one call: its *n = vm_column_count values, vm_row(v)[i]
+ * is vm_column(v, i). */
+const ShValue *vm_row(Vm *, int *n);
 /* Is z[n] a NUL byte inside a row or parameter buffer of v (a text value of
  * the current row borrowed from one)? Then z is usable as a C string until
  * the row changes, with no copy. */

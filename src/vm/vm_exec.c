@@ -831,6 +831,8 @@ static int vm_check(Vm *v) {
   }
   v->check_at = next;
   v->left = next - nstep;
+  v->checked_hooks = h;
+  v->checked_gen = h ? h->check_gen : 0;
   return SHALE_OK;
 }
 
@@ -965,11 +967,16 @@ int vm_step(Vm *v) {
   const unsigned nop = (unsigned)v->prog->nop;
   v->actx_ok = 0;
   v->sctx_ok = 0;
-  /* hooks may have changed since the last step: check at the first op */
-  v->check_at = v->check_at - v->left + 1;
   /* v->left kept in a local while the loop runs: stored back before
    * vm_check and on every way out (v->left is then exact again) */
-  int64_t left = 1;
+  int64_t left = v->left;
+  const VmConnHooks *hk = v->hooks;
+  if (left <= 0 || hk != v->checked_hooks || (hk && hk->check_gen != v->checked_gen)) {
+    /* hooks changed since the schedule was made (or an interrupt ended
+     * the last run at a check): check at the first op */
+    v->check_at = v->check_at - left + 1;
+    left = 1;
+  }
   op = ops; /* (PC is defined before the first dispatch) */
 dispatch:
   if (jt >= nop) { /* also a negative target */
@@ -2017,8 +2024,9 @@ cmp_general: {
   }
   CASE(Rowid) {
     VmCursor *c = &v->cur[op->p1];
+    int64_t k;
     value_clear(&reg[op->p2]);
-    if (!c->nullrow && c->bc && !btree_eof(c->bc)) value_set_int(&reg[op->p2], btree_rowid(c->bc));
+    if (!c->nullrow && c->bc && btree_rowid_here(c->bc, &k)) value_set_int(&reg[op->p2], k);
     NEXT();
   }
   CASE(IdxRowid) {

@@ -256,6 +256,9 @@ struct Vm {
    * left down (one decrement per op) and runs vm_check when it reaches 0 */
   int64_t check_at; /* op count at which the next progress/interrupt check runs */
   int64_t left;     /* ops until then (>= 0 between ops) */
+  /* the hooks and their check_gen that scheduled check_at (vm_check) */
+  const VmConnHooks *checked_hooks;
+  unsigned checked_gen;
   int64_t nfullscan, nsort;
   /* preupdate hook (vm_preupdate.c): the old row an UPDATE that changes the
    * rowid (or of a WITHOUT ROWID table) deleted, kept for the Insert that

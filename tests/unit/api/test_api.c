@@ -437,6 +437,77 @@ TEST(interrupt_running_statement) {
   CHECK_OK(shale_close(db));
 }
 
+static int stop_now(void *arg) {
+  ++*(int *)arg;
+  return 1;
+}
+static int count_calls(void *arg) {
+  ++*(int *)arg;
+  return 0;
+}
+
+/* A progress handler set or removed between two steps of a running
+ * statement applies from the next step (the Vm reschedules its check). */
+TEST(progress_handler_between_steps) {
+  shale *db = open_mem();
+  SH_EXEC(db,
+          "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+          "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<500)"
+          " INSERT INTO t SELECT i, i*2 FROM r;");
+  shale_stmt *st = NULL;
+  int calls = 0;
+  CHECK_OK(shale_prepare_v2(db, "SELECT a, b FROM t", -1, &st, NULL));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  shale_progress_handler(db, 1, stop_now, &calls);
+  CHECK_EQ(shale_step(st), SHALE_INTERRUPT);
+  CHECK_EQ(calls, 1);
+  CHECK_EQ(shale_reset(st), SHALE_INTERRUPT);
+  shale_progress_handler(db, 0, NULL, NULL);
+  int rows = 0;
+  while (shale_step(st) == SHALE_ROW) rows++;
+  CHECK_EQ(rows, 500);
+  CHECK_OK(shale_reset(st));
+  calls = 0;
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  shale_progress_handler(db, 10, count_calls, &calls);
+  for (int i = 0; i < 100; i++) CHECK_EQ(shale_step(st), SHALE_ROW);
+  int seen = calls;
+  CHECK(seen > 0);
+  shale_progress_handler(db, 0, NULL, NULL);
+  while (shale_step(st) == SHALE_ROW) {
+  }
+  CHECK_EQ(calls, seen);
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_close(db));
+}
+
+/* An ORDER BY the scan delivers opens no sorter: its SorterOpen is a Noop
+ * (as SQLite's), one that sorts keeps it. */
+TEST(order_by_satisfied_opens_no_sorter) {
+  shale *db = open_mem();
+  SH_EXEC(db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b); INSERT INTO t VALUES(2, 'x'), (1, 'y');");
+  static const struct {
+    const char *sql;
+    int sorter;
+  } q[] = {{"EXPLAIN SELECT a, b FROM t ORDER BY a", 0},
+           {"EXPLAIN SELECT a, b FROM t ORDER BY a LIMIT 1", 0},
+           {"EXPLAIN SELECT a, b FROM t ORDER BY b", 1}};
+  for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+    shale_stmt *st = NULL;
+    int n = 0;
+    CHECK_OK(shale_prepare_v2(db, q[k].sql, -1, &st, NULL));
+    while (shale_step(st) == SHALE_ROW) {
+      const char *op = (const char *)shale_column_text(st, 1);
+      if (op && (!strcmp(op, "SorterOpen") || !strcmp(op, "SorterLimit"))) n++;
+    }
+    CHECK_OK(shale_finalize(st));
+    CHECK_EQ(n > 0, q[k].sorter);
+  }
+  CHECK_EQ(sh_int(db, "SELECT a FROM t ORDER BY a LIMIT 1"), 1);
+  CHECK_OK(shale_close(db));
+}
+
 TEST(counters_match_sqlite) {
   shale *db = open_mem();
   sqlite3 *sq = NULL;
