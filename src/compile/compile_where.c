@@ -532,7 +532,6 @@ static int level_index_cursor(WhereInfo *w, WLevel *L, const Index *idx) {
   return cur;
 }
 
-/* Open the loop of a base-table level with its access path. */
 /* Does a term read level L's item through its index's columns alone (a
  * term its scan may test before the table row is looked up)? */
 static int index_filters(const WhereInfo *w, const WLevel *L) {
@@ -544,6 +543,7 @@ static int index_filters(const WhereInfo *w, const WLevel *L) {
   return 0;
 }
 
+/* Open the loop of a base-table level with its access path. */
 static void open_table_level(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
   SrcItem *it = &w->src->a[L->item];

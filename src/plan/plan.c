@@ -1422,6 +1422,27 @@ static void index_candidate(const Planner *pl, PlanLevel *c, int cov, PlanLogEst
  * search log N for the seek, then per row 1 + 15 * (index row width /
  * table row width) in the index and 16 for the table row when the index
  * does not cover; an IN multiplies by its values. */
+/* The rowid lookup of item i (a rowid table) through its first usable
+ * `rowid = / IS / IN` term, into *c; 0 when it has none. N: its rows. */
+static int rowid_eq_path(const Planner *pl, int i, uint64_t avail, PlanLogEst N, PlanLevel *c) {
+  const Table *tab = pl->items[i].tab;
+  for (int k = 0; k < pl->nterm; k++) {
+    const PlanTerm *t = &pl->terms[k];
+    if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_IN))) continue;
+    if (!term_usable(pl, t, i, avail) || !plan_index_col_ok(t, tab, NULL, 0)) continue;
+    memset(c, 0, sizeof *c);
+    c->item = i;
+    c->lo = c->hi = -1;
+    c->kind = PLAN_ROWID_EQ;
+    c->neq = 1;
+    c->eq[0] = k;
+    c->nout = in_est(t);
+    c->rrun = (PlanLogEst)(plan_logest_add(est_log(N), 16) + in_est(t));
+    return 1;
+  }
+  return 0;
+}
+
 static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer_rows,
                       SqlExprList *ob, int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
@@ -1494,21 +1515,8 @@ static void best_path(const Planner *pl, int i, uint64_t avail, PlanLogEst outer
   PlanLogEst rlog = est_log(N);
   /* rowid paths */
   if (!tab->without_rowid && !it->indexed_by) {
-    for (int k = 0; k < pl->nterm; k++) {
-      const PlanTerm *t = &pl->terms[k];
-      if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_IN))) continue;
-      if (!term_usable(pl, t, i, avail) || !plan_index_col_ok(t, tab, NULL, 0)) continue;
-      memset(&c, 0, sizeof c);
-      c.item = i;
-      c.lo = c.hi = -1;
-      c.kind = PLAN_ROWID_EQ;
-      c.neq = 1;
-      c.eq[0] = k;
-      c.nout = in_est(t);
-      c.rrun = (PlanLogEst)(plan_logest_add(rlog, 16) + in_est(t));
+    if (rowid_eq_path(pl, i, avail, N, &c))
       consider(pl, &c, N, outer_rows, ob, groupby, outer, best, best_order);
-      break;
-    }
     int lo, hi;
     find_range(pl, i, avail, NULL, 0, &lo, &hi);
     if (lo >= 0 || hi >= 0) {
@@ -2037,23 +2045,11 @@ static int shortcut(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
   if (pl->nitem != 1 || !tab || it->is_sub || it->nvpath || tab->vtab_module ||
       tab->without_rowid || it->indexed_by || it->not_indexed)
     return 0;
-  int k = 0;
-  for (; k < pl->nterm; k++) {
-    const PlanTerm *t = &pl->terms[k];
-    if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_IN))) continue;
-    if (term_usable(pl, t, 0, 0) && plan_index_col_ok(t, tab, NULL, 0)) break;
-  }
-  if (k == pl->nterm || pl->terms[k].op == PLAN_OP_IN) return 0;
+  PlanLevel c, best;
+  PlanLogEst N = item_est(it);
+  if (!rowid_eq_path(pl, 0, 0, N, &c) || pl->terms[c.eq[0]].op == PLAN_OP_IN) return 0;
   out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel));
   if (!out->levels) return pl->rc = SHALE_NOMEM, 1;
-  PlanLevel c, best;
-  memset(&c, 0, sizeof c);
-  c.lo = c.hi = -1;
-  c.kind = PLAN_ROWID_EQ;
-  c.neq = 1;
-  c.eq[0] = k;
-  PlanLogEst N = item_est(it);
-  c.rrun = plan_logest_add(est_log(N), 16);
   best.kind = -1;
   int ord = 0;
   consider(pl, &c, N, 0, ob, groupby, 1, &best, &ord);
